@@ -1,0 +1,106 @@
+// model::Engine: the torch-free interface between the service and a DeBERTa
+// model. Plain vectors in, plain vectors out; no tensors cross it, so code
+// that uses it (the batcher, the gRPC service, their tests) never compiles
+// or links LibTorch.
+#ifndef DEBERTA_MODEL_ENGINE_H_
+#define DEBERTA_MODEL_ENGINE_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/types/span.h"
+
+namespace deberta::model {
+
+// What a loaded model is; fixed for the engine's lifetime.
+struct ModelInfo {
+  std::string name;          // Folder name of the checkpoint, or "demo".
+  std::string model_type;    // "deberta" or "deberta-v2".
+  std::string description;   // Human-readable; says so for the demo model.
+  bool is_demo = false;      // Random weights: outputs carry no meaning.
+  std::vector<std::string> labels;  // Classifier labels in id order.
+  int64_t vocab_size = 0;
+  int64_t type_vocab_size = 0;      // 0: token type ids are ignored.
+  int64_t max_sequence_length = 0;  // Longest accepted sequence, tokens.
+  int64_t num_layers = 0;
+  int64_t hidden_size = 0;
+  std::string device;        // "cpu" or "cuda:N".
+  std::string dtype;         // "float32", "bfloat16" or "float16".
+  bool has_classifier = false;
+  bool has_mlm_head = false;
+  bool emd_enabled = false;  // Fill-mask uses the Enhanced Mask Decoder.
+};
+
+// One input sequence: token ids as the tokenizer produced them (special
+// tokens included). `token_type_ids` is empty or as long as `token_ids`.
+struct Sequence {
+  std::vector<int32_t> token_ids;
+  std::vector<int32_t> token_type_ids;
+};
+
+struct ClassifyOutput {
+  std::vector<float> logits;         // One per label, in label-id order.
+  std::vector<float> probabilities;  // softmax(logits).
+};
+
+// A fill-mask input: the sequence, the positions to predict and how many
+// candidates to return for each.
+struct MaskedSequence {
+  Sequence sequence;
+  std::vector<int32_t> positions;  // 0-based, each < token_ids.size().
+  int32_t top_k = 5;               // 1 <= top_k <= vocab_size.
+};
+
+struct TokenScore {
+  int32_t token_id = 0;
+  float probability = 0;  // softmax over the vocabulary at that position.
+};
+
+struct MaskPrediction {
+  int32_t position = 0;
+  std::vector<TokenScore> candidates;  // Highest probability first.
+};
+
+struct FillMaskOutput {
+  std::vector<MaskPrediction> predictions;  // In the order of `positions`.
+};
+
+// Runs DeBERTa on batches. Calls are serialized by the caller (the batcher
+// has one executor thread per engine); implementations need not be
+// thread-safe. Batches may mix sequence lengths: the engine pads them.
+// Any failure of a batch is reported as a status for the whole batch; no
+// exception escapes.
+class Engine {
+ public:
+  virtual ~Engine() = default;
+
+  virtual const ModelInfo& info() const = 0;
+
+  // Sequence classification: one output per input, in order.
+  // InvalidArgument for a bad sequence (see ValidateSequence),
+  // FailedPrecondition if the model has no classification head.
+  virtual absl::StatusOr<std::vector<ClassifyOutput>> Classify(
+      absl::Span<const Sequence> batch) = 0;
+
+  // Masked-token prediction: one output per input, in order.
+  virtual absl::StatusOr<std::vector<FillMaskOutput>> FillMask(
+      absl::Span<const MaskedSequence> batch) = 0;
+};
+
+// Checks one sequence against the model's limits: non-empty, no longer than
+// max_sequence_length, ids within the vocabulary, token types matching in
+// length and within type_vocab_size (when the model uses them). The message
+// names the offending position and value. Engines call this; the service
+// calls it too, so that one bad sequence never fails a whole batch.
+absl::Status ValidateSequence(const ModelInfo& info, const Sequence& sequence);
+
+// ValidateSequence plus the fill-mask fields: at least one position, each
+// in range and unique, 1 <= top_k <= vocab_size.
+absl::Status ValidateMaskedSequence(const ModelInfo& info, const MaskedSequence& input);
+
+}  // namespace deberta::model
+
+#endif  // DEBERTA_MODEL_ENGINE_H_

@@ -1,0 +1,43 @@
+// String conversions for EngineOptions enums.
+#include "model/engine_options.h"
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+
+namespace deberta::model {
+
+absl::StatusOr<ComputeDType> ParseComputeDType(absl::string_view name) {
+  if (name == "float32" || name == "fp32") return ComputeDType::kFloat32;
+  if (name == "bfloat16" || name == "bf16") return ComputeDType::kBFloat16;
+  if (name == "float16" || name == "fp16") return ComputeDType::kFloat16;
+  return absl::InvalidArgumentError(
+      absl::StrCat("unknown dtype '", name, "' (expected float32, bfloat16 or float16)"));
+}
+
+const char* ComputeDTypeName(ComputeDType dtype) {
+  switch (dtype) {
+    case ComputeDType::kFloat32: return "float32";
+    case ComputeDType::kBFloat16: return "bfloat16";
+    case ComputeDType::kFloat16: return "float16";
+  }
+  return "?";
+}
+
+absl::StatusOr<EmdMode> ParseEmdMode(absl::string_view name) {
+  if (name == "auto") return EmdMode::kAuto;
+  if (name == "emd") return EmdMode::kEmd;
+  if (name == "plain") return EmdMode::kPlain;
+  return absl::InvalidArgumentError(
+      absl::StrCat("unknown EMD mode '", name, "' (expected auto, emd or plain)"));
+}
+
+const char* EmdModeName(EmdMode mode) {
+  switch (mode) {
+    case EmdMode::kAuto: return "auto";
+    case EmdMode::kEmd: return "emd";
+    case EmdMode::kPlain: return "plain";
+  }
+  return "?";
+}
+
+}  // namespace deberta::model

@@ -1,0 +1,48 @@
+// EngineOptions: what to load and where to run it. Torch-free.
+#ifndef DEBERTA_MODEL_ENGINE_OPTIONS_H_
+#define DEBERTA_MODEL_ENGINE_OPTIONS_H_
+
+#include <cstdint>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+
+namespace deberta::model {
+
+// Precision of the matrix multiplications. LayerNorm, softmax and the
+// attention scores always run in float32 (spec 6.4, 12.6).
+enum class ComputeDType { kFloat32, kBFloat16, kFloat16 };
+
+absl::StatusOr<ComputeDType> ParseComputeDType(absl::string_view name);
+const char* ComputeDTypeName(ComputeDType dtype);  // "float32", "bfloat16", "float16"
+
+// Which masked-LM computation fill-mask uses (spec 9.3).
+enum class EmdMode {
+  kAuto,   // EMD iff the checkpoint was trained with it (spec 9.3 rule).
+  kEmd,    // Always the Enhanced Mask Decoder; error if the model cannot.
+  kPlain,  // Always the LM head on the last layer (Hugging Face behaviour).
+};
+
+absl::StatusOr<EmdMode> ParseEmdMode(absl::string_view name);
+const char* EmdModeName(EmdMode mode);  // "auto", "emd", "plain"
+
+struct EngineOptions {
+  // A folder holding config.json and model.safetensors, or "demo" for the
+  // built-in deterministic random model.
+  std::string model = "demo";
+  // "cpu" or "cuda:N" (also "cuda", meaning cuda:0).
+  std::string device = "cpu";
+  ComputeDType dtype = ComputeDType::kFloat32;
+  // Intra-op threads for CPU kernels. 0 means one per available core.
+  // LibTorch's own default is 1 on some machines, so it is always set.
+  int num_threads = 0;
+  EmdMode emd = EmdMode::kAuto;
+  // Longest accepted sequence in tokens. 0 means the model's own limit
+  // (max_position_embeddings). Larger values than the model's are an error.
+  int64_t max_sequence_length = 0;
+};
+
+}  // namespace deberta::model
+
+#endif  // DEBERTA_MODEL_ENGINE_OPTIONS_H_

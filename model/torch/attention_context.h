@@ -1,0 +1,30 @@
+// AttentionContext: what every attention layer of one forward pass shares:
+// the key mask as an additive bias and the relative-position gather indices
+// for the padded length of the batch.
+#ifndef DEBERTA_MODEL_TORCH_ATTENTION_CONTEXT_H_
+#define DEBERTA_MODEL_TORCH_ATTENTION_CONTEXT_H_
+
+#include <ATen/core/Tensor.h>
+
+#include "model/config.h"
+
+namespace deberta::model {
+
+struct AttentionContext {
+  at::Tensor mask;       // [B, L] float 0/1, 1 = real token.
+  at::Tensor key_bias;   // [B, 1, 1, L] float: 0 for real keys, -1e30 for padding.
+  // Only the rows [first_row, first_row + num_rows) of the relative table
+  // can occur at this length, so c2p/p2c multiply against that slice
+  // (2L-1 rows at most) instead of all 2S rows.
+  int64_t first_row = 0;
+  int64_t num_rows = 0;
+  at::Tensor c2p_index;  // [L, L] int64: [i][j] = row(i - j) - first_row.
+  at::Tensor p2c_index;  // [L, L] int64: [j][i] = row(i - j) - first_row.
+};
+
+// Builds the context for a [B, L] 0/1 float mask on the mask's device.
+AttentionContext MakeAttentionContext(const DebertaConfig& config, const at::Tensor& mask);
+
+}  // namespace deberta::model
+
+#endif  // DEBERTA_MODEL_TORCH_ATTENTION_CONTEXT_H_

@@ -1,0 +1,120 @@
+// DeBERTa backbone, heads and Enhanced Mask Decoder.
+#include "model/torch/deberta_model.h"
+
+#include <ATen/ATen.h>
+
+#include "absl/strings/str_cat.h"
+#include "model/torch/relative_position.h"
+
+namespace deberta::model {
+
+DebertaModelImpl::DebertaModelImpl(const DebertaConfig& config, bool with_position_table) {
+  embeddings = register_module("embeddings", Embeddings(config, with_position_table));
+  encoder = register_module("encoder", Encoder(config));
+}
+
+DebertaNetworkImpl::DebertaNetworkImpl(const DebertaConfig& config, const NetworkParts& parts)
+    : config_(config), parts_(parts) {
+  deberta = register_module(
+      "deberta", DebertaModel(config, parts.position_table || config.position_biased_input));
+  if (parts.classifier) {
+    pooler = register_module("pooler", ContextPooler(config));
+    classifier = register_module(
+        "classifier", Dense(config.pooler_hidden_size, static_cast<int64_t>(config.labels.size()),
+                            /*with_bias=*/true));
+  }
+  if (parts.mlm_head) lm_predictions = register_module("lm_predictions", LmPredictions(config));
+}
+
+void DebertaNetworkImpl::Prepare(at::ScalarType compute_dtype) {
+  for (const auto& module : modules(/*include_self=*/false)) {
+    if (auto* dense = dynamic_cast<DenseImpl*>(module.get())) dense->SetComputeDType(compute_dtype);
+  }
+  deberta->encoder->Prepare(compute_dtype);
+  if (lm_predictions) {
+    lm_predictions->lm_head->Prepare(deberta->embeddings->word_embeddings->weight, compute_dtype);
+  }
+}
+
+bool DebertaNetworkImpl::CanRunEmd() const {
+  return !config_.position_biased_input && deberta->embeddings->position_embeddings &&
+         config_.num_hidden_layers >= 2 && config_.embedding_size == config_.hidden_size;
+}
+
+std::vector<at::Tensor> DebertaNetworkImpl::Encode(const NetworkInputs& inputs,
+                                                   const AttentionContext& ctx,
+                                                   bool keep_all) const {
+  at::Tensor x0 = deberta->embeddings->forward(inputs.input_ids, inputs.token_type_ids, inputs.mask);
+  return deberta->encoder->forward(x0, ctx, keep_all);
+}
+
+at::Tensor DebertaNetworkImpl::ClassifierLogits(const NetworkInputs& inputs) const {
+  AttentionContext ctx = MakeAttentionContext(config_, inputs.mask);
+  at::Tensor last = Encode(inputs, ctx, /*keep_all=*/false).back();
+  return classifier->forward(pooler->forward(last));
+}
+
+at::Tensor DebertaNetworkImpl::EnhancedMaskDecoder(const at::Tensor& second_to_last,
+                                                   const AttentionContext& ctx,
+                                                   std::map<std::string, at::Tensor>* trace) const {
+  const int64_t batch = second_to_last.size(0), length = second_to_last.size(1);
+  // Raw absolute position rows: no LayerNorm, mask or projection.
+  at::Tensor z = deberta->embeddings->position_embeddings->weight.narrow(0, 0, length)
+                     .unsqueeze(0)
+                     .expand({batch, length, config_.hidden_size});
+  at::Tensor query = z + second_to_last;
+  if (trace) {
+    (*trace)["emd_z_states"] = z.contiguous();
+    (*trace)["emd_query_init"] = query;
+  }
+  const int64_t last = config_.num_hidden_layers - 1;
+  // Two passes of the last layer; keys and values always from h_(N-1).
+  for (int pass = 1; pass <= 2; ++pass) {
+    query = deberta->encoder->RunLayer(last, query, second_to_last, ctx);
+    if (trace) (*trace)[absl::StrCat("emd_hidden_states.", pass)] = query;
+  }
+  return query;
+}
+
+at::Tensor DebertaNetworkImpl::MaskedLmLogits(const NetworkInputs& inputs, bool emd,
+                                              const at::Tensor& batch_index,
+                                              const at::Tensor& position) const {
+  AttentionContext ctx = MakeAttentionContext(config_, inputs.mask);
+  std::vector<at::Tensor> states = Encode(inputs, ctx, /*keep_all=*/false);
+  at::Tensor final_states =
+      emd ? EnhancedMaskDecoder(states[states.size() - 2], ctx, nullptr) : states.back();
+  // The LM head (a [*, V] product) runs only on the requested rows.
+  at::Tensor rows = final_states.index({batch_index, position});
+  return lm_predictions->lm_head->forward(rows);
+}
+
+std::map<std::string, at::Tensor> DebertaNetworkImpl::Trace(const NetworkInputs& inputs) const {
+  std::map<std::string, at::Tensor> trace;
+  AttentionContext ctx = MakeAttentionContext(config_, inputs.mask);
+  std::vector<at::Tensor> states = Encode(inputs, ctx, /*keep_all=*/true);
+  for (size_t k = 0; k < states.size(); ++k) trace[absl::StrCat("hidden_states.", k)] = states[k];
+  trace["last_hidden_state"] = states.back();
+  if (config_.relative_attention) {
+    const int64_t length = inputs.input_ids.size(1);
+    std::vector<int64_t> rel = RelativePositionTable(length, config_.position_buckets,
+                                                     config_.MaxRelativePositions());
+    trace["relative_pos"] = at::from_blob(rel.data(), {length, length}, at::kLong).clone();
+    trace["c2p_index"] = (ctx.c2p_index + ctx.first_row).cpu();
+    trace["rel_embeddings"] = deberta->encoder->relative_table();
+  }
+  if (classifier) {
+    trace["pooled_output"] = pooler->forward(states.back());
+    trace["classifier_logits"] = classifier->forward(trace["pooled_output"]);
+  }
+  if (lm_predictions) {
+    trace["mlm_logits_no_emd"] = lm_predictions->lm_head->forward(states.back());
+    if (CanRunEmd()) {
+      at::Tensor final_states = EnhancedMaskDecoder(states[states.size() - 2], ctx, &trace);
+      trace["emd_final"] = final_states;
+      trace["mlm_logits_emd"] = lm_predictions->lm_head->forward(final_states);
+    }
+  }
+  return trace;
+}
+
+}  // namespace deberta::model

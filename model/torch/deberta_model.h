@@ -1,0 +1,94 @@
+// The whole network: the DeBERTa backbone (checkpoint scope "deberta") and
+// the heads a checkpoint carries ("pooler" + "classifier",
+// "lm_predictions"), with the Enhanced Mask Decoder of spec 9.2.
+// named_parameters() of DebertaNetwork are exactly the checkpoint's names,
+// so it is the loading map.
+#ifndef DEBERTA_MODEL_TORCH_DEBERTA_MODEL_H_
+#define DEBERTA_MODEL_TORCH_DEBERTA_MODEL_H_
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "model/torch/embeddings.h"
+#include "model/torch/encoder.h"
+#include "model/torch/heads/classification_head.h"
+#include "model/torch/heads/mlm_head.h"
+
+namespace deberta::model {
+
+// Checkpoint scope "deberta": the backbone.
+class DebertaModelImpl : public torch::nn::Module {
+ public:
+  DebertaModelImpl(const DebertaConfig& config, bool with_position_table);
+  Embeddings embeddings{nullptr};
+  Encoder encoder{nullptr};
+};
+TORCH_MODULE(DebertaModel);
+
+// Which optional parts a checkpoint has; decides which parameters exist.
+struct NetworkParts {
+  bool classifier = false;      // pooler.* + classifier.*
+  bool mlm_head = false;        // lm_predictions.lm_head.*
+  bool position_table = false;  // deberta.embeddings.position_embeddings
+};
+
+// A padded batch on the model's device.
+struct NetworkInputs {
+  at::Tensor input_ids;       // [B, L] int64
+  at::Tensor token_type_ids;  // [B, L] int64, or undefined
+  at::Tensor mask;            // [B, L] float 0/1
+};
+
+class DebertaNetworkImpl : public torch::nn::Module {
+ public:
+  DebertaNetworkImpl(const DebertaConfig& config, const NetworkParts& parts);
+
+  // Call once after the weights are loaded and the module is on its device:
+  // derives fused projections and position projections and keeps the
+  // matrix-product weights in `compute_dtype`.
+  void Prepare(at::ScalarType compute_dtype);
+
+  // Whether fill-mask can use the Enhanced Mask Decoder (spec 9.2: needs the
+  // position table, no position-biased input, N >= 2 and E == H).
+  bool CanRunEmd() const;
+
+  // [B, num_labels] classifier logits.
+  at::Tensor ClassifierLogits(const NetworkInputs& inputs) const;
+
+  // MLM logits [M, V] at the M positions (batch_index[m], position[m])
+  // (both int64 [M]), with or without EMD.
+  at::Tensor MaskedLmLogits(const NetworkInputs& inputs, bool emd, const at::Tensor& batch_index,
+                            const at::Tensor& position) const;
+
+  // Every intermediate named in the golden README that the network has:
+  // hidden_states.k, last_hidden_state, relative_pos, c2p_index,
+  // rel_embeddings, pooled_output, classifier_logits, mlm_logits_no_emd,
+  // emd_z_states, emd_query_init, emd_hidden_states.1/.2, emd_final,
+  // mlm_logits_emd. For checking against a reference; slow.
+  std::map<std::string, at::Tensor> Trace(const NetworkInputs& inputs) const;
+
+  const DebertaConfig& config() const { return config_; }
+  const NetworkParts& parts() const { return parts_; }
+
+  DebertaModel deberta{nullptr};
+  ContextPooler pooler{nullptr};
+  Dense classifier{nullptr};
+  LmPredictions lm_predictions{nullptr};
+
+ private:
+  // EMD's two passes of the last layer (spec 9.2); `second_to_last` is
+  // h_(N-1). Fills `trace` with its intermediates when not null.
+  at::Tensor EnhancedMaskDecoder(const at::Tensor& second_to_last, const AttentionContext& ctx,
+                                 std::map<std::string, at::Tensor>* trace) const;
+  std::vector<at::Tensor> Encode(const NetworkInputs& inputs, const AttentionContext& ctx,
+                                 bool keep_all) const;
+
+  DebertaConfig config_;
+  NetworkParts parts_;
+};
+TORCH_MODULE(DebertaNetwork);
+
+}  // namespace deberta::model
+
+#endif  // DEBERTA_MODEL_TORCH_DEBERTA_MODEL_H_

@@ -1,0 +1,149 @@
+// Disentangled attention: content, content-to-position and
+// position-to-content scores computed with gathers on [query, rows] score
+// matrices; never a [L, L, hidden] tensor.
+#include "model/torch/disentangled_attention.h"
+
+#include <ATen/ATen.h>
+
+#include <cmath>
+
+namespace deberta::model {
+namespace {
+
+// [2S, A] -> [n, 2S, d]: per-head position vectors.
+at::Tensor SplitRowsIntoHeads(const at::Tensor& x, int64_t heads, int64_t head_size) {
+  return x.view({x.size(0), heads, head_size}).permute({1, 0, 2}).contiguous();
+}
+
+}  // namespace
+
+DisentangledSelfAttentionImpl::DisentangledSelfAttentionImpl(const DebertaConfig& config)
+    : config_(config),
+      heads_(config.num_attention_heads),
+      head_size_(config.attention_head_size),
+      scale_(1.0 / std::sqrt(static_cast<double>(config.attention_head_size *
+                                                 config.ScaleFactor()))) {
+  const int64_t h = config.hidden_size, a = config.AllHeadSize();
+  const bool relative = config.relative_attention;
+  if (config.layout == CheckpointLayout::kV1) {
+    in_proj = register_module("in_proj", Dense(h, 3 * a, /*with_bias=*/false));
+    q_bias = register_parameter("q_bias", at::zeros({a}), /*requires_grad=*/false);
+    v_bias = register_parameter("v_bias", at::zeros({a}), /*requires_grad=*/false);
+    if (relative && config.c2p) pos_proj = register_module("pos_proj", Dense(h, a, false));
+    if (relative && config.p2c) pos_q_proj = register_module("pos_q_proj", Dense(h, a, true));
+  } else {
+    query_proj = register_module("query_proj", Dense(h, a, true));
+    key_proj = register_module("key_proj", Dense(h, a, true));
+    value_proj = register_module("value_proj", Dense(h, a, true));
+    if (relative && !config.share_att_key) {
+      if (config.c2p) pos_key_proj = register_module("pos_key_proj", Dense(h, a, true));
+      if (config.p2c) pos_query_proj = register_module("pos_query_proj", Dense(h, a, true));
+    }
+  }
+}
+
+void DisentangledSelfAttentionImpl::Prepare(const at::Tensor& rel_table,
+                                            at::ScalarType compute_dtype) {
+  const int64_t a = config_.AllHeadSize(), h = config_.hidden_size;
+  at::Tensor weight, bias;
+  if (config_.layout == CheckpointLayout::kV1) {
+    // in_proj rows are grouped per head as [q_h | k_h | v_h]; regroup them
+    // as [all queries | all keys | all values]. The key has no bias in v1.
+    weight = in_proj->weight.view({heads_, 3, head_size_, h}).transpose(0, 1).reshape({3 * a, h});
+    bias = at::cat({q_bias, at::zeros_like(q_bias), v_bias});
+  } else {
+    weight = at::cat({query_proj->weight, key_proj->weight, value_proj->weight});
+    bias = at::cat({query_proj->bias, key_proj->bias, value_proj->bias});
+  }
+  if (config_.relative_attention) {
+    at::Tensor kr, qr;
+    if (config_.layout == CheckpointLayout::kV1) {
+      if (config_.c2p) kr = at::linear(rel_table, pos_proj->weight);
+      if (config_.p2c) qr = at::linear(rel_table, pos_q_proj->weight, pos_q_proj->bias);
+    } else if (config_.share_att_key) {
+      // Position vectors go through the content projections, biases included.
+      if (config_.c2p) kr = at::linear(rel_table, key_proj->weight, key_proj->bias);
+      if (config_.p2c) qr = at::linear(rel_table, query_proj->weight, query_proj->bias);
+    } else {
+      if (config_.c2p) kr = at::linear(rel_table, pos_key_proj->weight, pos_key_proj->bias);
+      if (config_.p2c) qr = at::linear(rel_table, pos_query_proj->weight, pos_query_proj->bias);
+    }
+    if (kr.defined()) pos_key_ = SplitRowsIntoHeads(kr, heads_, head_size_);
+    if (qr.defined()) pos_query_ = SplitRowsIntoHeads(qr * scale_, heads_, head_size_);
+  }
+  qkv_weight_ = weight.to(compute_dtype).contiguous();
+  qkv_bias_ = bias.to(compute_dtype).contiguous();
+}
+
+at::Tensor DisentangledSelfAttentionImpl::forward(const at::Tensor& query_states,
+                                                  const at::Tensor& key_value_states,
+                                                  const AttentionContext& ctx) const {
+  const int64_t batch = query_states.size(0), lq = query_states.size(1),
+                lk = key_value_states.size(1), a = config_.AllHeadSize();
+  at::Tensor q, k, v;  // [B, n, L, d]
+  if (query_states.is_same(key_value_states)) {
+    at::Tensor qkv = LinearInDType(query_states, qkv_weight_, qkv_bias_)
+                         .view({batch, lq, 3, heads_, head_size_})
+                         .permute({2, 0, 3, 1, 4});
+    q = qkv[0];
+    k = qkv[1];
+    v = qkv[2];
+  } else {
+    q = LinearInDType(query_states, qkv_weight_.narrow(0, 0, a), qkv_bias_.narrow(0, 0, a))
+            .view({batch, lq, heads_, head_size_})
+            .permute({0, 2, 1, 3});
+    at::Tensor kv =
+        LinearInDType(key_value_states, qkv_weight_.narrow(0, a, 2 * a), qkv_bias_.narrow(0, a, 2 * a))
+            .view({batch, lk, 2, heads_, head_size_})
+            .permute({2, 0, 3, 1, 4});
+    k = kv[0];
+    v = kv[1];
+  }
+  // Scaling q scales both the content and the c2p term; Qr is pre-scaled.
+  q = q * scale_;
+  at::Tensor scores = at::matmul(q, k.transpose(-1, -2));  // [B, n, Lq, Lk]
+
+  if (config_.relative_attention) {
+    const int64_t rows = ctx.num_rows;
+    // Multiply per head against the needed rows: [n, B*L, d] x [n, d, R].
+    auto by_head = [&](const at::Tensor& x, int64_t len) {
+      return x.permute({1, 0, 2, 3}).reshape({heads_, batch * len, head_size_});
+    };
+    auto back = [&](const at::Tensor& x, int64_t len) {
+      return x.view({heads_, batch, len, rows}).permute({1, 0, 2, 3});
+    };
+    if (config_.c2p) {
+      at::Tensor kr = pos_key_.narrow(1, ctx.first_row, rows);
+      at::Tensor c2p = back(at::bmm(by_head(q, lq), kr.transpose(1, 2)), lq);  // [B,n,Lq,R]
+      scores.add_(c2p.gather(-1, ctx.c2p_index.expand({batch, heads_, lq, lk})));
+    }
+    if (config_.p2c) {
+      at::Tensor qr = pos_query_.narrow(1, ctx.first_row, rows);
+      at::Tensor p2c = back(at::bmm(by_head(k, lk), qr.transpose(1, 2)), lk);  // [B,n,Lk,R]
+      scores.add_(p2c.gather(-1, ctx.p2c_index.expand({batch, heads_, lk, lq})).transpose(-1, -2));
+    }
+  }
+  scores.add_(ctx.key_bias);
+  at::Tensor probs = at::softmax(scores, -1);
+  return at::matmul(probs, v).permute({0, 2, 1, 3}).reshape({batch, lq, a});
+}
+
+SelfOutputImpl::SelfOutputImpl(const DebertaConfig& config) {
+  dense = register_module("dense", Dense(config.AllHeadSize(), config.hidden_size, true));
+  LayerNorm = register_module("LayerNorm", Norm(config.hidden_size, config.layer_norm_eps));
+}
+
+AttentionImpl::AttentionImpl(const DebertaConfig& config) {
+  self = register_module("self", DisentangledSelfAttention(config));
+  output = register_module("output", SelfOutput(config));
+}
+
+at::Tensor AttentionImpl::forward(const at::Tensor& query_states,
+                                  const at::Tensor& key_value_states,
+                                  const AttentionContext& ctx) const {
+  at::Tensor context = self->forward(query_states, key_value_states, ctx);
+  // The residual is the query source (matters for EMD).
+  return output->LayerNorm->forward(output->dense->forward(context) + query_states);
+}
+
+}  // namespace deberta::model

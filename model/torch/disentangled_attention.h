@@ -1,0 +1,74 @@
+// Disentangled self-attention (spec section 6) and the attention block
+// around it (output projection, residual on the query source, LayerNorm).
+// Both checkpoint layouts: v1's fused per-head in_proj with q_bias/v_bias,
+// pos_proj and pos_q_proj; v2's split query/key/value projections with
+// share_att_key or separate position projections.
+#ifndef DEBERTA_MODEL_TORCH_DISENTANGLED_ATTENTION_H_
+#define DEBERTA_MODEL_TORCH_DISENTANGLED_ATTENTION_H_
+
+#include "model/config.h"
+#include "model/torch/attention_context.h"
+#include "model/torch/layers.h"
+
+namespace deberta::model {
+
+// Checkpoint scope "attention.self". Not thread-safe to Prepare; forward is
+// const and may run concurrently once prepared.
+class DisentangledSelfAttentionImpl : public torch::nn::Module {
+ public:
+  explicit DisentangledSelfAttentionImpl(const DebertaConfig& config);
+
+  // Derives what forward uses from the loaded parameters: one fused [q;k;v]
+  // projection in `compute_dtype`, and the position projections of the
+  // (already normalized) relative table `rel_table` [2S, H], which do not
+  // depend on the input and so are computed once here, not per request.
+  void Prepare(const at::Tensor& rel_table, at::ScalarType compute_dtype);
+
+  // Attention context vectors [B, Lq, A] for queries from `query_states`
+  // and keys/values from `key_value_states` (the same tensor in the encoder,
+  // different in the Enhanced Mask Decoder).
+  at::Tensor forward(const at::Tensor& query_states, const at::Tensor& key_value_states,
+                     const AttentionContext& ctx) const;
+
+  // v1 layout.
+  Dense in_proj{nullptr};
+  at::Tensor q_bias, v_bias;
+  Dense pos_proj{nullptr}, pos_q_proj{nullptr};
+  // v2 layout.
+  Dense query_proj{nullptr}, key_proj{nullptr}, value_proj{nullptr};
+  Dense pos_key_proj{nullptr}, pos_query_proj{nullptr};
+
+ private:
+  DebertaConfig config_;
+  int64_t heads_, head_size_;
+  double scale_;
+  at::Tensor qkv_weight_, qkv_bias_;  // [3A, H], [3A]: queries, keys, values.
+  at::Tensor pos_key_;                // [n, 2S, d] Kr for c2p.
+  at::Tensor pos_query_;              // [n, 2S, d] Qr for p2c, pre-scaled.
+};
+TORCH_MODULE(DisentangledSelfAttention);
+
+// Checkpoint scope "attention.output".
+class SelfOutputImpl : public torch::nn::Module {
+ public:
+  explicit SelfOutputImpl(const DebertaConfig& config);
+  Dense dense{nullptr};
+  Norm LayerNorm{nullptr};  // Named as in checkpoints.
+};
+TORCH_MODULE(SelfOutput);
+
+// Checkpoint scope "attention": LN(output.dense(self(q, kv)) + q).
+class AttentionImpl : public torch::nn::Module {
+ public:
+  explicit AttentionImpl(const DebertaConfig& config);
+  at::Tensor forward(const at::Tensor& query_states, const at::Tensor& key_value_states,
+                     const AttentionContext& ctx) const;
+
+  DisentangledSelfAttention self{nullptr};
+  SelfOutput output{nullptr};
+};
+TORCH_MODULE(Attention);
+
+}  // namespace deberta::model
+
+#endif  // DEBERTA_MODEL_TORCH_DISENTANGLED_ATTENTION_H_

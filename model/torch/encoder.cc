@@ -1,0 +1,76 @@
+// DeBERTa encoder and ConvLayer.
+#include "model/torch/encoder.h"
+
+#include <ATen/ATen.h>
+
+namespace deberta::model {
+
+ConvLayerImpl::ConvImpl::ConvImpl(int64_t channels, int64_t groups, int64_t kernel) {
+  weight = register_parameter("weight", at::zeros({channels, channels / groups, kernel}),
+                              /*requires_grad=*/false);
+  bias = register_parameter("bias", at::zeros({channels}), /*requires_grad=*/false);
+}
+
+ConvLayerImpl::ConvLayerImpl(const DebertaConfig& config)
+    : activation_(ActivationFromName(config.conv_act)),
+      groups_(config.conv_groups),
+      kernel_(config.conv_kernel_size) {
+  conv = register_module("conv", std::make_shared<ConvImpl>(config.hidden_size, groups_, kernel_));
+  LayerNorm = register_module("LayerNorm", Norm(config.hidden_size, config.layer_norm_eps));
+}
+
+at::Tensor ConvLayerImpl::forward(const at::Tensor& embeddings, const at::Tensor& layer_output,
+                                  const at::Tensor& mask) const {
+  // Conv1d over the sequence axis with "same" zero padding.
+  at::Tensor c = at::conv1d(embeddings.transpose(1, 2), conv->weight, conv->bias, /*stride=*/{1},
+                            /*padding=*/{(kernel_ - 1) / 2}, /*dilation=*/{1}, groups_)
+                     .transpose(1, 2);
+  const at::Tensor m = mask.unsqueeze(-1);
+  c = Activate(activation_, c * m);  // Masked before the activation.
+  return LayerNorm->forward(layer_output + c) * m;
+}
+
+EncoderImpl::EncoderImpl(const DebertaConfig& config) {
+  layer = register_module("layer", torch::nn::ModuleList());
+  for (int64_t i = 0; i < config.num_hidden_layers; ++i) {
+    layers_.push_back(EncoderLayer(config));
+    layer->push_back(layers_.back());
+  }
+  if (config.relative_attention) {
+    rel_embeddings = register_module("rel_embeddings",
+                                     Embedding(2 * config.RelativeSpan(), config.hidden_size));
+    if (config.norm_rel_ebd_layer_norm) {
+      LayerNorm = register_module("LayerNorm", Norm(config.hidden_size, config.layer_norm_eps));
+    }
+  }
+  if (config.conv_kernel_size > 0) conv = register_module("conv", ConvLayer(config));
+}
+
+void EncoderImpl::Prepare(at::ScalarType compute_dtype) {
+  if (rel_embeddings) {
+    relative_table_ = rel_embeddings->weight;
+    if (LayerNorm) relative_table_ = LayerNorm->forward(relative_table_);
+  }
+  for (auto& l : layers_) l->attention->self->Prepare(relative_table_, compute_dtype);
+}
+
+std::vector<at::Tensor> EncoderImpl::forward(const at::Tensor& embeddings,
+                                             const AttentionContext& ctx, bool keep_all) const {
+  std::vector<at::Tensor> states{embeddings};
+  at::Tensor h = embeddings;
+  for (size_t k = 0; k < layers_.size(); ++k) {
+    h = layers_[k]->forward(h, h, ctx);
+    if (k == 0 && conv) h = conv->forward(embeddings, h, ctx.mask);
+    if (!keep_all && states.size() > 1) states.erase(states.begin());
+    states.push_back(h);
+  }
+  return states;
+}
+
+at::Tensor EncoderImpl::RunLayer(int64_t k, const at::Tensor& query_states,
+                                 const at::Tensor& key_value_states,
+                                 const AttentionContext& ctx) const {
+  return layers_[k]->forward(query_states, key_value_states, ctx);
+}
+
+}  // namespace deberta::model

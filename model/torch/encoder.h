@@ -1,0 +1,70 @@
+// The DeBERTa encoder (spec sections 5 and 7): the relative-embedding table
+// (optionally layer-normed), N encoder layers and the optional ConvLayer
+// after the first. Checkpoint scope "encoder".
+#ifndef DEBERTA_MODEL_TORCH_ENCODER_H_
+#define DEBERTA_MODEL_TORCH_ENCODER_H_
+
+#include <torch/nn/modules/container/modulelist.h>
+
+#include <vector>
+
+#include "model/torch/encoder_layer.h"
+
+namespace deberta::model {
+
+// v2 ConvLayer (spec 7.1). Checkpoint scope "encoder.conv".
+class ConvLayerImpl : public torch::nn::Module {
+ public:
+  explicit ConvLayerImpl(const DebertaConfig& config);
+  // embeddings: the masked embedding output x0; layer_output: layer 1's.
+  at::Tensor forward(const at::Tensor& embeddings, const at::Tensor& layer_output,
+                     const at::Tensor& mask) const;
+
+  // "conv.weight" [H, H/groups, k] and "conv.bias" live in a child "conv".
+  struct ConvImpl : torch::nn::Module {
+    ConvImpl(int64_t channels, int64_t groups, int64_t kernel);
+    at::Tensor weight, bias;
+  };
+  std::shared_ptr<ConvImpl> conv;
+  Norm LayerNorm{nullptr};  // Named as in checkpoints.
+
+ private:
+  Activation activation_;
+  int64_t groups_;
+  int64_t kernel_;
+};
+TORCH_MODULE(ConvLayer);
+
+class EncoderImpl : public torch::nn::Module {
+ public:
+  explicit EncoderImpl(const DebertaConfig& config);
+
+  // Computes the normalized relative table and prepares every layer.
+  void Prepare(at::ScalarType compute_dtype);
+
+  // Runs the layers on the embedding output. Returns h_0..h_N (index 0 the
+  // embeddings, spec 7) when `keep_all`, else only {h_(N-1), h_N}.
+  std::vector<at::Tensor> forward(const at::Tensor& embeddings, const AttentionContext& ctx,
+                                  bool keep_all) const;
+
+  // Layer k (0-based) with separate query and key/value sources (for EMD).
+  at::Tensor RunLayer(int64_t k, const at::Tensor& query_states,
+                      const at::Tensor& key_value_states, const AttentionContext& ctx) const;
+
+  // The relative table every layer uses, after its LayerNorm [2S, H].
+  const at::Tensor& relative_table() const { return relative_table_; }
+
+  torch::nn::ModuleList layer{nullptr};
+  Embedding rel_embeddings{nullptr};
+  Norm LayerNorm{nullptr};  // Named as in checkpoints (norm_rel_ebd).
+  ConvLayer conv{nullptr};
+
+ private:
+  std::vector<EncoderLayer> layers_;
+  at::Tensor relative_table_;
+};
+TORCH_MODULE(Encoder);
+
+}  // namespace deberta::model
+
+#endif  // DEBERTA_MODEL_TORCH_ENCODER_H_

@@ -1,0 +1,32 @@
+// DeBERTa encoder layer.
+#include "model/torch/encoder_layer.h"
+
+#include <ATen/ATen.h>
+
+namespace deberta::model {
+
+IntermediateImpl::IntermediateImpl(const DebertaConfig& config) {
+  dense = register_module("dense", Dense(config.hidden_size, config.intermediate_size, true));
+}
+
+LayerOutputImpl::LayerOutputImpl(const DebertaConfig& config) {
+  dense = register_module("dense", Dense(config.intermediate_size, config.hidden_size, true));
+  LayerNorm = register_module("LayerNorm", Norm(config.hidden_size, config.layer_norm_eps));
+}
+
+EncoderLayerImpl::EncoderLayerImpl(const DebertaConfig& config)
+    : activation_(ActivationFromName(config.hidden_act)) {
+  attention = register_module("attention", Attention(config));
+  intermediate = register_module("intermediate", Intermediate(config));
+  output = register_module("output", LayerOutput(config));
+}
+
+at::Tensor EncoderLayerImpl::forward(const at::Tensor& query_states,
+                                     const at::Tensor& key_value_states,
+                                     const AttentionContext& ctx) const {
+  at::Tensor a = attention->forward(query_states, key_value_states, ctx);
+  at::Tensor f = Activate(activation_, intermediate->dense->forward(a));
+  return output->LayerNorm->forward(output->dense->forward(f) + a);
+}
+
+}  // namespace deberta::model

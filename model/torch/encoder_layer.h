@@ -1,0 +1,44 @@
+// One post-LN transformer layer of DeBERTa (spec section 7): attention,
+// intermediate (FFN up-projection + activation), output (down-projection,
+// residual, LayerNorm). Checkpoint scope "encoder.layer.{i}".
+#ifndef DEBERTA_MODEL_TORCH_ENCODER_LAYER_H_
+#define DEBERTA_MODEL_TORCH_ENCODER_LAYER_H_
+
+#include "model/torch/disentangled_attention.h"
+
+namespace deberta::model {
+
+class IntermediateImpl : public torch::nn::Module {
+ public:
+  explicit IntermediateImpl(const DebertaConfig& config);
+  Dense dense{nullptr};
+};
+TORCH_MODULE(Intermediate);
+
+class LayerOutputImpl : public torch::nn::Module {
+ public:
+  explicit LayerOutputImpl(const DebertaConfig& config);
+  Dense dense{nullptr};
+  Norm LayerNorm{nullptr};  // Named as in checkpoints.
+};
+TORCH_MODULE(LayerOutput);
+
+class EncoderLayerImpl : public torch::nn::Module {
+ public:
+  explicit EncoderLayerImpl(const DebertaConfig& config);
+  // Queries from `query_states`, keys and values from `key_value_states`.
+  at::Tensor forward(const at::Tensor& query_states, const at::Tensor& key_value_states,
+                     const AttentionContext& ctx) const;
+
+  Attention attention{nullptr};
+  Intermediate intermediate{nullptr};
+  LayerOutput output{nullptr};
+
+ private:
+  Activation activation_;
+};
+TORCH_MODULE(EncoderLayer);
+
+}  // namespace deberta::model
+
+#endif  // DEBERTA_MODEL_TORCH_ENCODER_LAYER_H_

@@ -1,0 +1,67 @@
+// Dense, LayerNorm, Embedding and activations.
+#include "model/torch/layers.h"
+
+#include <ATen/ATen.h>
+
+namespace deberta::model {
+
+Activation ActivationFromName(const std::string& name) {
+  if (name == "tanh") return Activation::kTanh;
+  if (name == "relu") return Activation::kRelu;
+  if (name == "swish") return Activation::kSwish;
+  if (name == "sigmoid") return Activation::kSigmoid;
+  if (name == "linear") return Activation::kLinear;
+  return Activation::kGelu;
+}
+
+at::Tensor Activate(Activation activation, const at::Tensor& x) {
+  switch (activation) {
+    case Activation::kGelu: return at::gelu(x);  // Exact erf form.
+    case Activation::kTanh: return at::tanh(x);
+    case Activation::kRelu: return at::relu(x);
+    case Activation::kSwish: return at::silu(x);
+    case Activation::kSigmoid: return at::sigmoid(x);
+    case Activation::kLinear: return x;
+  }
+  return x;
+}
+
+at::Tensor LinearInDType(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias) {
+  if (x.scalar_type() == weight.scalar_type()) return at::linear(x, weight, bias);
+  return at::linear(x.to(weight.scalar_type()), weight, bias).to(at::kFloat);
+}
+
+DenseImpl::DenseImpl(int64_t in_features, int64_t out_features, bool with_bias) {
+  weight = register_parameter("weight", at::zeros({out_features, in_features}),
+                              /*requires_grad=*/false);
+  if (with_bias) bias = register_parameter("bias", at::zeros({out_features}), false);
+}
+
+at::Tensor DenseImpl::forward(const at::Tensor& x) const {
+  if (compute_weight_.defined()) return LinearInDType(x, compute_weight_, compute_bias_);
+  return at::linear(x, weight, bias);
+}
+
+void DenseImpl::SetComputeDType(at::ScalarType dtype) {
+  compute_weight_ = weight.to(dtype);
+  if (bias.defined()) compute_bias_ = bias.to(dtype);
+}
+
+NormImpl::NormImpl(int64_t size, double eps) : eps_(eps) {
+  weight = register_parameter("weight", at::ones({size}), /*requires_grad=*/false);
+  bias = register_parameter("bias", at::zeros({size}), /*requires_grad=*/false);
+}
+
+at::Tensor NormImpl::forward(const at::Tensor& x) const {
+  return at::layer_norm(x, {weight.size(0)}, weight, bias, eps_);
+}
+
+EmbeddingImpl::EmbeddingImpl(int64_t rows, int64_t width) {
+  weight = register_parameter("weight", at::zeros({rows, width}), /*requires_grad=*/false);
+}
+
+at::Tensor EmbeddingImpl::forward(const at::Tensor& ids) const {
+  return at::embedding(weight, ids);
+}
+
+}  // namespace deberta::model

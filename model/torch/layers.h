@@ -1,0 +1,69 @@
+// Small building blocks of the DeBERTa modules: a dense layer that runs its
+// matrix product in a chosen compute dtype, LayerNorm, embedding tables and
+// activations. Parameter names are "weight" and "bias", as in checkpoints.
+#ifndef DEBERTA_MODEL_TORCH_LAYERS_H_
+#define DEBERTA_MODEL_TORCH_LAYERS_H_
+
+#include <ATen/core/Tensor.h>
+#include <torch/nn/module.h>
+#include <torch/nn/pimpl.h>
+
+#include <string>
+
+namespace deberta::model {
+
+enum class Activation { kGelu, kTanh, kRelu, kSwish, kSigmoid, kLinear };
+
+// Name as in config.json; names were validated by ParseDebertaConfig.
+Activation ActivationFromName(const std::string& name);
+at::Tensor Activate(Activation activation, const at::Tensor& x);
+
+// x W^T + b with W, b in `weight.scalar_type()`: x is cast to it and the
+// result cast back to float32, so activations stay float32 between layers
+// while the matrix product runs in bfloat16/float16 when asked.
+at::Tensor LinearInDType(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias);
+
+// y = x W^T + b. Parameters stay float32 (the checkpoint's values);
+// SetComputeDType keeps a converted copy that forward uses.
+class DenseImpl : public torch::nn::Module {
+ public:
+  DenseImpl(int64_t in_features, int64_t out_features, bool with_bias);
+  at::Tensor forward(const at::Tensor& x) const;
+  void SetComputeDType(at::ScalarType dtype);
+
+  at::Tensor weight;  // [out, in]
+  at::Tensor bias;    // [out], undefined without bias
+
+ private:
+  at::Tensor compute_weight_;
+  at::Tensor compute_bias_;
+};
+TORCH_MODULE(Dense);
+
+// LayerNorm over the last dimension, biased variance, always float32.
+class NormImpl : public torch::nn::Module {
+ public:
+  NormImpl(int64_t size, double eps);
+  at::Tensor forward(const at::Tensor& x) const;
+
+  at::Tensor weight;
+  at::Tensor bias;
+
+ private:
+  double eps_;
+};
+TORCH_MODULE(Norm);
+
+// A lookup table [rows, width]; forward gathers rows.
+class EmbeddingImpl : public torch::nn::Module {
+ public:
+  EmbeddingImpl(int64_t rows, int64_t width);
+  at::Tensor forward(const at::Tensor& ids) const;
+
+  at::Tensor weight;
+};
+TORCH_MODULE(Embedding);
+
+}  // namespace deberta::model
+
+#endif  // DEBERTA_MODEL_TORCH_LAYERS_H_

@@ -1,0 +1,156 @@
+// Model loading: config, checkpoint, EMD decision, device and dtype.
+#include "model/torch/network_loader.h"
+
+#include <ATen/ATen.h>
+#include <ATen/Parallel.h>
+#include <torch/cuda.h>
+#include <malloc.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <iostream>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "model/demo_model.h"
+#include "model/safetensors.h"
+#include "model/status_macros.h"
+#include "model/torch/weights.h"
+
+namespace deberta::model {
+namespace {
+
+absl::StatusOr<at::ScalarType> ScalarTypeFor(ComputeDType dtype, const c10::Device& device) {
+  switch (dtype) {
+    case ComputeDType::kFloat32: return at::kFloat;
+    case ComputeDType::kBFloat16: return at::kBFloat16;
+    case ComputeDType::kFloat16:
+      if (!device.is_cuda()) {
+        return absl::InvalidArgumentError(
+            "float16 is only supported on cuda devices; use bfloat16 on cpu");
+      }
+      return at::kHalf;
+  }
+  return absl::InvalidArgumentError("unknown dtype");
+}
+
+}  // namespace
+
+absl::StatusOr<c10::Device> ParseDevice(const std::string& name) {
+  if (name == "cpu") return c10::Device(c10::kCPU);
+  if (name == "cuda" || name.rfind("cuda:", 0) == 0) {
+    int index = 0;
+    if (name.size() > 4 && !absl::SimpleAtoi(name.substr(5), &index)) {
+      return absl::InvalidArgumentError(absl::StrCat("bad device '", name, "' (expected cuda:N)"));
+    }
+    if (!at::hasCUDA()) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("device ", name, " requested but this LibTorch build has no CUDA support"));
+    }
+    return c10::Device(c10::kCUDA, static_cast<c10::DeviceIndex>(index));
+  }
+  return absl::InvalidArgumentError(
+      absl::StrCat("unknown device '", name, "' (expected cpu or cuda:N)"));
+}
+
+void ConfigureRuntime(int num_threads) {
+  if (num_threads <= 0) num_threads = static_cast<int>(std::max(1L, sysconf(_SC_NPROCESSORS_ONLN)));
+  at::set_num_threads(num_threads);
+  // glibc returns large freed blocks (tensors) to the OS after every
+  // forward, so the next forward page-faults them back in: up to 2 million
+  // faults per deberta-base forward. Serve every block from the heap (up to
+  // the 32 MiB cap glibc allows for mmap's threshold) and never trim it.
+  mallopt(M_MMAP_THRESHOLD, 32 << 20);
+  mallopt(M_TRIM_THRESHOLD, 1 << 30);
+  mallopt(M_TOP_PAD, 64 << 20);
+}
+
+absl::StatusOr<LoadedNetwork> LoadNetwork(const EngineOptions& options) {
+  LoadedNetwork loaded;
+  DEBERTA_ASSIGN_OR_RETURN(loaded.device, ParseDevice(options.device));
+  DEBERTA_ASSIGN_OR_RETURN(at::ScalarType compute_dtype, ScalarTypeFor(options.dtype, loaded.device));
+  if (loaded.device.is_cuda() && loaded.device.index() >= static_cast<int64_t>(torch::cuda::device_count())) {
+    return absl::FailedPreconditionError(absl::StrCat("device ", options.device, " does not exist"));
+  }
+
+  const bool demo = options.model == kDemoModelName;
+  std::unique_ptr<SafetensorsFile> checkpoint;
+  if (demo) {
+    DEBERTA_ASSIGN_OR_RETURN(loaded.config, ParseDebertaConfig(DemoConfigJson()));
+    DEBERTA_ASSIGN_OR_RETURN(checkpoint,
+                             SafetensorsFile::FromBuffer(DemoCheckpointBytes(), "demo"));
+  } else {
+    const std::filesystem::path dir(options.model);
+    if (!std::filesystem::is_directory(dir)) {
+      return absl::NotFoundError(absl::StrCat("model folder '", options.model,
+                                              "' does not exist (or pass 'demo')"));
+    }
+    DEBERTA_ASSIGN_OR_RETURN(loaded.config, LoadDebertaConfig((dir / "config.json").string()));
+    DEBERTA_ASSIGN_OR_RETURN(checkpoint, SafetensorsFile::Open((dir / "model.safetensors").string()));
+  }
+  const DebertaConfig& config = loaded.config;
+
+  int64_t max_length = config.max_position_embeddings;
+  if (options.max_sequence_length > max_length) {
+    return absl::InvalidArgumentError(absl::StrCat("max_sequence_length ", options.max_sequence_length,
+                                                   " exceeds the model's max_position_embeddings ",
+                                                   max_length));
+  }
+  if (options.max_sequence_length > 0) max_length = options.max_sequence_length;
+
+  NetworkParts parts = DetectNetworkParts(*checkpoint);
+  loaded.network = DebertaNetwork(config, parts);
+  DEBERTA_ASSIGN_OR_RETURN(LoadReport report, LoadWeights(*checkpoint, *loaded.network));
+  loaded.unused_keys = report.unused_keys;
+
+  // Spec 9.3: EMD iff the head is the authors' layout and the checkpoint
+  // was not re-saved by a Hugging Face version that knows `legacy`.
+  bool emd = false;
+  if (parts.mlm_head) {
+    const bool can = loaded.network->CanRunEmd();
+    switch (options.emd) {
+      case EmdMode::kAuto: emd = can && !report.legacy_mlm_head && !config.has_legacy_field; break;
+      case EmdMode::kPlain: emd = false; break;
+      case EmdMode::kEmd:
+        if (!can) {
+          return absl::InvalidArgumentError(
+              "EMD requested but this model cannot run it (needs position_embeddings, "
+              "position_biased_input false, at least 2 layers and embedding_size == hidden_size)");
+        }
+        emd = true;
+        break;
+    }
+  } else if (options.emd == EmdMode::kEmd) {
+    return absl::InvalidArgumentError("EMD requested but the checkpoint has no MLM head");
+  }
+
+  try {
+    loaded.network->to(loaded.device);
+    loaded.network->Prepare(compute_dtype);
+  } catch (const std::exception& e) {
+    return absl::InternalError(absl::StrCat("preparing the model on ", options.device, ": ", e.what()));
+  }
+
+  ModelInfo& info = loaded.info;
+  info.name = demo ? "demo" : std::filesystem::path(options.model).lexically_normal().filename().string();
+  if (info.name.empty()) info.name = std::filesystem::path(options.model).parent_path().filename().string();
+  info.model_type = config.model_type;
+  info.is_demo = demo;
+  info.description = demo ? "built-in demo model: deterministic random weights, outputs carry no meaning"
+                          : absl::StrCat("checkpoint ", options.model);
+  info.labels = config.labels;
+  info.vocab_size = config.vocab_size;
+  info.type_vocab_size = config.type_vocab_size;
+  info.max_sequence_length = max_length;
+  info.num_layers = config.num_hidden_layers;
+  info.hidden_size = config.hidden_size;
+  info.device = loaded.device.str();
+  info.dtype = ComputeDTypeName(options.dtype);
+  info.has_classifier = parts.classifier;
+  info.has_mlm_head = parts.mlm_head;
+  info.emd_enabled = emd;
+  return loaded;
+}
+
+}  // namespace deberta::model

@@ -1,0 +1,157 @@
+// TorchEngine: padding, inference mode, top-k, exception translation.
+#include "model/torch/torch_engine.h"
+
+#include <ATen/ATen.h>
+#include <c10/core/InferenceMode.h>
+#include <c10/util/Exception.h>
+
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+#include "model/engine_factory.h"
+#include "model/status_macros.h"
+
+namespace deberta::model {
+namespace {
+
+// Right-pads `sequences` into one batch on `device` (spec 2: positions are
+// always 0..L-1, so padding goes on the right).
+NetworkInputs PadBatch(const std::vector<const Sequence*>& sequences, bool use_token_types,
+                       const c10::Device& device) {
+  const int64_t batch = static_cast<int64_t>(sequences.size());
+  int64_t length = 0;
+  for (const Sequence* s : sequences) length = std::max<int64_t>(length, s->token_ids.size());
+  at::Tensor ids = at::zeros({batch, length}, at::kLong);
+  at::Tensor mask = at::zeros({batch, length}, at::kFloat);
+  at::Tensor types = use_token_types ? at::zeros({batch, length}, at::kLong) : at::Tensor();
+  auto ids_a = ids.accessor<int64_t, 2>();
+  auto mask_a = mask.accessor<float, 2>();
+  for (int64_t b = 0; b < batch; ++b) {
+    const Sequence& s = *sequences[b];
+    for (size_t t = 0; t < s.token_ids.size(); ++t) {
+      ids_a[b][t] = s.token_ids[t];
+      mask_a[b][t] = 1.0f;
+    }
+    if (use_token_types) {
+      auto types_a = types.accessor<int64_t, 2>();
+      for (size_t t = 0; t < s.token_type_ids.size(); ++t) types_a[b][t] = s.token_type_ids[t];
+    }
+  }
+  NetworkInputs inputs;
+  inputs.input_ids = ids.to(device);
+  inputs.mask = mask.to(device);
+  if (use_token_types) inputs.token_type_ids = types.to(device);
+  return inputs;
+}
+
+// The one place LibTorch exceptions become statuses.
+absl::Status TranslateException(const std::exception& e) {
+  std::string what = e.what();
+  // Keep the first line; LibTorch appends a long C++ backtrace.
+  if (size_t nl = what.find('\n'); nl != std::string::npos) what.resize(nl);
+  if (what.find("out of memory") != std::string::npos) {
+    return absl::ResourceExhaustedError(absl::StrCat("device out of memory: ", what));
+  }
+  return absl::InternalError(absl::StrCat("inference failed: ", what));
+}
+
+template <typename Fn>
+auto RunGuarded(Fn&& fn) -> decltype(fn()) {
+  try {
+    c10::InferenceMode inference_mode;  // Thread-local: set on the calling thread.
+    return fn();
+  } catch (const std::exception& e) {
+    return TranslateException(e);
+  }
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<TorchEngine>> TorchEngine::Create(const EngineOptions& options) {
+  ConfigureRuntime(options.num_threads);
+  DEBERTA_ASSIGN_OR_RETURN(LoadedNetwork loaded, LoadNetwork(options));
+  return std::unique_ptr<TorchEngine>(new TorchEngine(std::move(loaded)));
+}
+
+absl::StatusOr<std::vector<ClassifyOutput>> TorchEngine::Classify(absl::Span<const Sequence> batch) {
+  if (!loaded_.info.has_classifier) {
+    return absl::FailedPreconditionError(
+        "this model has no sequence-classification head (pooler.* and classifier.* weights)");
+  }
+  std::vector<const Sequence*> sequences;
+  for (size_t i = 0; i < batch.size(); ++i) {
+    if (absl::Status s = ValidateSequence(loaded_.info, batch[i]); !s.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat("sequence ", i, ": ", s.message()));
+    }
+    sequences.push_back(&batch[i]);
+  }
+  if (sequences.empty()) return std::vector<ClassifyOutput>{};
+  return RunGuarded([&]() -> absl::StatusOr<std::vector<ClassifyOutput>> {
+    NetworkInputs inputs = PadBatch(sequences, loaded_.config.type_vocab_size > 0, loaded_.device);
+    at::Tensor logits = loaded_.network->ClassifierLogits(inputs).to(at::kCPU, at::kFloat).contiguous();
+    at::Tensor probs = at::softmax(logits, -1).contiguous();
+    const int64_t labels = logits.size(1);
+    std::vector<ClassifyOutput> out(sequences.size());
+    for (size_t b = 0; b < out.size(); ++b) {
+      const float* l = logits.data_ptr<float>() + b * labels;
+      const float* p = probs.data_ptr<float>() + b * labels;
+      out[b].logits.assign(l, l + labels);
+      out[b].probabilities.assign(p, p + labels);
+    }
+    return out;
+  });
+}
+
+absl::StatusOr<std::vector<FillMaskOutput>> TorchEngine::FillMask(
+    absl::Span<const MaskedSequence> batch) {
+  if (!loaded_.info.has_mlm_head) {
+    return absl::FailedPreconditionError(
+        "this model has no masked-LM head (lm_predictions.lm_head.* or cls.predictions.* weights)");
+  }
+  std::vector<const Sequence*> sequences;
+  std::vector<int64_t> batch_index, position;
+  int32_t max_k = 1;
+  for (size_t i = 0; i < batch.size(); ++i) {
+    if (absl::Status s = ValidateMaskedSequence(loaded_.info, batch[i]); !s.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat("sequence ", i, ": ", s.message()));
+    }
+    sequences.push_back(&batch[i].sequence);
+    for (int32_t p : batch[i].positions) {
+      batch_index.push_back(static_cast<int64_t>(i));
+      position.push_back(p);
+    }
+    max_k = std::max(max_k, batch[i].top_k);
+  }
+  if (sequences.empty()) return std::vector<FillMaskOutput>{};
+  return RunGuarded([&]() -> absl::StatusOr<std::vector<FillMaskOutput>> {
+    NetworkInputs inputs = PadBatch(sequences, loaded_.config.type_vocab_size > 0, loaded_.device);
+    const int64_t rows = static_cast<int64_t>(position.size());
+    at::Tensor b_idx = at::from_blob(batch_index.data(), {rows}, at::kLong).to(loaded_.device);
+    at::Tensor p_idx = at::from_blob(position.data(), {rows}, at::kLong).to(loaded_.device);
+    at::Tensor logits =
+        loaded_.network->MaskedLmLogits(inputs, loaded_.info.emd_enabled, b_idx, p_idx);
+    auto [top_p, top_id] = at::softmax(logits.to(at::kFloat), -1).topk(max_k, -1);
+    top_p = top_p.to(at::kCPU).contiguous();
+    top_id = top_id.to(at::kCPU).contiguous();
+    std::vector<FillMaskOutput> out(sequences.size());
+    for (int64_t r = 0; r < rows; ++r) {
+      const MaskedSequence& input = batch[batch_index[r]];
+      MaskPrediction prediction;
+      prediction.position = static_cast<int32_t>(position[r]);
+      for (int32_t c = 0; c < input.top_k; ++c) {
+        prediction.candidates.push_back(
+            {static_cast<int32_t>(top_id.data_ptr<int64_t>()[r * max_k + c]),
+             top_p.data_ptr<float>()[r * max_k + c]});
+      }
+      out[batch_index[r]].predictions.push_back(std::move(prediction));
+    }
+    return out;
+  });
+}
+
+absl::StatusOr<std::unique_ptr<Engine>> CreateTorchEngine(const EngineOptions& options) {
+  DEBERTA_ASSIGN_OR_RETURN(std::unique_ptr<TorchEngine> engine, TorchEngine::Create(options));
+  return std::unique_ptr<Engine>(std::move(engine));
+}
+
+}  // namespace deberta::model

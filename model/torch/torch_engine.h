@@ -1,0 +1,34 @@
+// TorchEngine: the Engine implementation that runs DebertaNetwork in
+// LibTorch. Pads each batch, runs it under InferenceMode on the engine's
+// device, and turns every LibTorch exception into an absl::Status here, at
+// the batch boundary.
+#ifndef DEBERTA_MODEL_TORCH_TORCH_ENGINE_H_
+#define DEBERTA_MODEL_TORCH_TORCH_ENGINE_H_
+
+#include <memory>
+
+#include "model/engine.h"
+#include "model/torch/network_loader.h"
+
+namespace deberta::model {
+
+// Calls must be serialized by the caller (one executor thread). Owns the
+// network; nothing it returns refers to it.
+class TorchEngine final : public Engine {
+ public:
+  static absl::StatusOr<std::unique_ptr<TorchEngine>> Create(const EngineOptions& options);
+
+  const ModelInfo& info() const override { return loaded_.info; }
+  absl::StatusOr<std::vector<ClassifyOutput>> Classify(absl::Span<const Sequence> batch) override;
+  absl::StatusOr<std::vector<FillMaskOutput>> FillMask(
+      absl::Span<const MaskedSequence> batch) override;
+
+ private:
+  explicit TorchEngine(LoadedNetwork loaded) : loaded_(std::move(loaded)) {}
+
+  LoadedNetwork loaded_;
+};
+
+}  // namespace deberta::model
+
+#endif  // DEBERTA_MODEL_TORCH_TORCH_ENGINE_H_
