@@ -68,9 +68,17 @@ void DisentangledSelfAttentionImpl::Prepare(const at::Tensor& rel_table,
       if (config_.c2p) kr = at::linear(rel_table, pos_key_proj->weight, pos_key_proj->bias);
       if (config_.p2c) qr = at::linear(rel_table, pos_query_proj->weight, pos_query_proj->bias);
     }
-    if (kr.defined()) pos_key_ = SplitRowsIntoHeads(kr, heads_, head_size_);
-    if (qr.defined()) pos_query_ = SplitRowsIntoHeads(qr * scale_, heads_, head_size_);
+    if (kr.defined()) pos_key_ = SplitRowsIntoHeads(kr, heads_, head_size_).to(compute_dtype);
+    if (qr.defined()) {
+      pos_query_ = SplitRowsIntoHeads(qr * scale_, heads_, head_size_).to(compute_dtype);
+    }
   }
+  // Fold the score scale into the query projection: s * (x Wq^T + bq)
+  // scales both the content and the c2p term without a pass over q.
+  weight = weight.clone();
+  bias = bias.clone();
+  weight.narrow(0, 0, a).mul_(scale_);
+  bias.narrow(0, 0, a).mul_(scale_);
   qkv_weight_ = weight.to(compute_dtype).contiguous();
   qkv_bias_ = bias.to(compute_dtype).contiguous();
 }
@@ -99,9 +107,10 @@ at::Tensor DisentangledSelfAttentionImpl::forward(const at::Tensor& query_states
     k = kv[0];
     v = kv[1];
   }
-  // Scaling q scales both the content and the c2p term; Qr is pre-scaled.
-  q = q * scale_;
-  at::Tensor scores = at::matmul(q, k.transpose(-1, -2));  // [B, n, Lq, Lk]
+  // q carries the scale (folded into its projection); Qr is pre-scaled.
+  // Products run in the compute dtype; scores, the mask and the softmax in
+  // float32 (spec 6.4).
+  at::Tensor scores = at::matmul(q, k.transpose(-1, -2)).to(at::kFloat);  // [B, n, Lq, Lk]
 
   if (config_.relative_attention) {
     const int64_t rows = ctx.num_rows;
@@ -124,7 +133,7 @@ at::Tensor DisentangledSelfAttentionImpl::forward(const at::Tensor& query_states
     }
   }
   scores.add_(ctx.key_bias);
-  at::Tensor probs = at::softmax(scores, -1);
+  at::Tensor probs = at::softmax(scores, -1).to(v.scalar_type());
   return at::matmul(probs, v).permute({0, 2, 1, 3}).reshape({batch, lq, a});
 }
 
@@ -141,9 +150,9 @@ AttentionImpl::AttentionImpl(const DebertaConfig& config) {
 at::Tensor AttentionImpl::forward(const at::Tensor& query_states,
                                   const at::Tensor& key_value_states,
                                   const AttentionContext& ctx) const {
-  at::Tensor context = self->forward(query_states, key_value_states, ctx);
+  at::Tensor context = self->forward(query_states, key_value_states, ctx);  // Compute dtype.
   // The residual is the query source (matters for EMD).
-  return output->LayerNorm->forward(output->dense->forward(context) + query_states);
+  return output->LayerNorm->forward(output->dense->forward(context).add_(query_states));
 }
 
 }  // namespace deberta::model

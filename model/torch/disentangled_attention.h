@@ -24,7 +24,8 @@ class DisentangledSelfAttentionImpl : public torch::nn::Module {
   // depend on the input and so are computed once here, not per request.
   void Prepare(const at::Tensor& rel_table, at::ScalarType compute_dtype);
 
-  // Attention context vectors [B, Lq, A] for queries from `query_states`
+  // Attention context vectors [B, Lq, A], in the compute dtype, for
+  // queries from `query_states`
   // and keys/values from `key_value_states` (the same tensor in the encoder,
   // different in the Enhanced Mask Decoder).
   at::Tensor forward(const at::Tensor& query_states, const at::Tensor& key_value_states,
@@ -43,8 +44,8 @@ class DisentangledSelfAttentionImpl : public torch::nn::Module {
   int64_t heads_, head_size_;
   double scale_;
   at::Tensor qkv_weight_, qkv_bias_;  // [3A, H], [3A]: queries, keys, values.
-  at::Tensor pos_key_;                // [n, 2S, d] Kr for c2p.
-  at::Tensor pos_query_;              // [n, 2S, d] Qr for p2c, pre-scaled.
+  at::Tensor pos_key_;                // [n, 2S, d] Kr for c2p, compute dtype.
+  at::Tensor pos_query_;              // [n, 2S, d] Qr for p2c, pre-scaled, compute dtype.
 };
 TORCH_MODULE(DisentangledSelfAttention);
 

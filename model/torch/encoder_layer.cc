@@ -25,8 +25,10 @@ at::Tensor EncoderLayerImpl::forward(const at::Tensor& query_states,
                                      const at::Tensor& key_value_states,
                                      const AttentionContext& ctx) const {
   at::Tensor a = attention->forward(query_states, key_value_states, ctx);
-  at::Tensor f = Activate(activation_, intermediate->dense->forward(a));
-  return output->LayerNorm->forward(output->dense->forward(f) + a);
+  // The FFN's wide activation stays in the compute dtype between its two
+  // matrix products.
+  at::Tensor f = Activate(activation_, intermediate->dense->ForwardInComputeDType(a));
+  return output->LayerNorm->forward(output->dense->forward(f).add_(a));
 }
 
 }  // namespace deberta::model

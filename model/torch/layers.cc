@@ -27,8 +27,7 @@ at::Tensor Activate(Activation activation, const at::Tensor& x) {
 }
 
 at::Tensor LinearInDType(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias) {
-  if (x.scalar_type() == weight.scalar_type()) return at::linear(x, weight, bias);
-  return at::linear(x.to(weight.scalar_type()), weight, bias).to(at::kFloat);
+  return at::linear(x.to(weight.scalar_type()), weight, bias);
 }
 
 DenseImpl::DenseImpl(int64_t in_features, int64_t out_features, bool with_bias) {
@@ -38,8 +37,12 @@ DenseImpl::DenseImpl(int64_t in_features, int64_t out_features, bool with_bias) 
 }
 
 at::Tensor DenseImpl::forward(const at::Tensor& x) const {
+  return ForwardInComputeDType(x).to(at::kFloat);
+}
+
+at::Tensor DenseImpl::ForwardInComputeDType(const at::Tensor& x) const {
   if (compute_weight_.defined()) return LinearInDType(x, compute_weight_, compute_bias_);
-  return at::linear(x, weight, bias);
+  return at::linear(x.to(weight.scalar_type()), weight, bias);
 }
 
 void DenseImpl::SetComputeDType(at::ScalarType dtype) {

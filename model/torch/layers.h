@@ -18,9 +18,10 @@ enum class Activation { kGelu, kTanh, kRelu, kSwish, kSigmoid, kLinear };
 Activation ActivationFromName(const std::string& name);
 at::Tensor Activate(Activation activation, const at::Tensor& x);
 
-// x W^T + b with W, b in `weight.scalar_type()`: x is cast to it and the
-// result cast back to float32, so activations stay float32 between layers
-// while the matrix product runs in bfloat16/float16 when asked.
+// x W^T + b computed in `weight.scalar_type()` (x is cast to it if needed),
+// result in that same dtype. Chains of matrix products (QKV -> attention ->
+// output, FFN up -> activation -> down) stay in the compute dtype; only
+// what feeds a residual, LayerNorm or softmax goes back to float32.
 at::Tensor LinearInDType(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias);
 
 // y = x W^T + b. Parameters stay float32 (the checkpoint's values);
@@ -28,7 +29,10 @@ at::Tensor LinearInDType(const at::Tensor& x, const at::Tensor& weight, const at
 class DenseImpl : public torch::nn::Module {
  public:
   DenseImpl(int64_t in_features, int64_t out_features, bool with_bias);
+  // Result in float32, whatever the dtype of x.
   at::Tensor forward(const at::Tensor& x) const;
+  // Result in the compute dtype, for feeding another matrix product.
+  at::Tensor ForwardInComputeDType(const at::Tensor& x) const;
   void SetComputeDType(at::ScalarType dtype);
 
   at::Tensor weight;  // [out, in]

@@ -20,7 +20,7 @@ void LmHeadImpl::Prepare(const at::Tensor& word_embeddings, at::ScalarType compu
 
 at::Tensor LmHeadImpl::forward(const at::Tensor& hidden_states) const {
   at::Tensor t = LayerNorm->forward(Activate(activation_, dense->forward(hidden_states)));
-  return LinearInDType(t, decoder_weight_, decoder_bias_);
+  return LinearInDType(t, decoder_weight_, decoder_bias_).to(at::kFloat);
 }
 
 LmPredictionsImpl::LmPredictionsImpl(const DebertaConfig& config) {
