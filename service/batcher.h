@@ -1,0 +1,102 @@
+// Batcher: bounded per-endpoint queues of BatchTasks, and one executor
+// thread that forms length-aware batches and runs them on a model::Engine.
+#ifndef DEBERTA_SERVICE_BATCHER_H_
+#define DEBERTA_SERVICE_BATCHER_H_
+
+#include <array>
+#include <deque>
+#include <memory>
+#include <thread>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "model/engine.h"
+#include "service/batch_formation.h"
+#include "service/batch_task.h"
+#include "service/clock.h"
+
+namespace deberta::service {
+
+class ServiceMetrics;
+
+// Thread-safe. Owns its queued tasks and its executor thread; borrows the
+// engine, clock and metrics, which must outlive it.
+class Batcher {
+ public:
+  struct Options {
+    // Most sequences in one batch. Larger batches raise throughput until
+    // the device is saturated (CPU: ~8-32; GPU: 64-256), at the cost of
+    // latency. REQUIRES: >= 1. Default 32.
+    size_t max_batch_size = 32;
+    // Most *padded* tokens in one batch (sequences x longest). Bounds the
+    // memory and time of one forward; padding counts because it costs as
+    // much as real tokens. REQUIRES: >= 1. Default 8192.
+    int64_t max_batch_tokens = 8192;
+    // Longest the oldest queued task waits for its batch to fill before the
+    // batch is run anyway. 0 runs whatever is queued as soon as the
+    // executor is free (lowest latency; batches still form under load
+    // while the executor is busy). Default 1 ms.
+    absl::Duration batch_timeout = absl::Milliseconds(1);
+    // Most queued sequences per endpoint; Schedule answers
+    // ResourceExhausted beyond it. REQUIRES: >= 1. Default 1024.
+    size_t max_enqueued_tasks = 1024;
+    // Form batches by length (true) or first come, first served (false;
+    // kept for comparison in the benchmark).
+    bool length_aware = true;
+  };
+
+  // Starts the executor thread.
+  Batcher(const Options& options, model::Engine* engine, Clock* clock, ServiceMetrics* metrics);
+  // Stops (see Stop) and joins.
+  ~Batcher();
+  Batcher(const Batcher&) = delete;
+  Batcher& operator=(const Batcher&) = delete;
+
+  // Enqueues all of `tasks` (the sequences of one request) or none, and
+  // returns immediately; never blocks. On OK, ownership moves to the
+  // batcher and each task's `done` runs exactly once on the executor
+  // thread. On error, `done` is never called and the caller answers the
+  // request itself: ResourceExhausted when the queue would exceed
+  // max_enqueued_tasks, Unavailable after Stop.
+  absl::Status Schedule(std::vector<std::unique_ptr<BatchTask>> tasks);
+
+  // Rejects new tasks, runs every task already queued, and joins the
+  // executor. Idempotent.
+  void Stop();
+
+  // Queued sequences of one endpoint (for tests and the queue gauge).
+  size_t QueuedTasks(TaskKind kind) const;
+
+ private:
+  using Queue = std::deque<std::unique_ptr<BatchTask>>;
+
+  void Run();
+  // True when some queue has a full batch, or a task that waited
+  // batch_timeout, or when stopping with work left.
+  bool HasReadyWork(absl::Time now) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  absl::Time EarliestFlushTime() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Removes expired and cancelled tasks (answering them) and takes one batch.
+  std::vector<std::unique_ptr<BatchTask>> TakeBatch(TaskKind kind, absl::Time now,
+                                                    std::vector<std::unique_ptr<BatchTask>>* dropped)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void Execute(TaskKind kind, std::vector<std::unique_ptr<BatchTask>> batch, absl::Time now);
+  void UpdateQueueGauges(TaskKind kind) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
+  const Options options_;
+  model::Engine* const engine_;
+  Clock* const clock_;
+  ServiceMetrics* const metrics_;  // May be null.
+
+  mutable absl::Mutex mu_;
+  std::array<Queue, kNumTaskKinds> queues_ ABSL_GUARDED_BY(mu_);
+  std::array<int64_t, kNumTaskKinds> queued_tokens_ ABSL_GUARDED_BY(mu_){};
+  bool stopping_ ABSL_GUARDED_BY(mu_) = false;
+  int next_kind_ ABSL_GUARDED_BY(mu_) = 0;  // Round-robin start.
+  std::thread executor_;
+};
+
+}  // namespace deberta::service
+
+#endif  // DEBERTA_SERVICE_BATCHER_H_

@@ -1,0 +1,174 @@
+// Prometheus metric definitions.
+#include "service/metrics.h"
+
+#include <prometheus/counter.h>
+
+namespace deberta::service {
+namespace {
+
+using prometheus::Histogram;
+
+Histogram::BucketBoundaries DurationBuckets() {
+  return {0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10};
+}
+Histogram::BucketBoundaries SizeBuckets() { return {1, 2, 4, 8, 16, 32, 64, 128, 256}; }
+Histogram::BucketBoundaries TokenBuckets() {
+  return {16, 64, 256, 512, 1024, 2048, 4096, 8192, 16384, 32768};
+}
+
+}  // namespace
+
+const char* EndpointName(Endpoint endpoint) {
+  switch (endpoint) {
+    case Endpoint::kClassify: return "classify";
+    case Endpoint::kFillMask: return "fill_mask";
+    case Endpoint::kGetModelInfo: return "get_model_info";
+  }
+  return "?";
+}
+
+ServiceMetrics::ServiceMetrics(std::shared_ptr<prometheus::Registry> registry)
+    : registry_(std::move(registry)),
+      requests_(prometheus::BuildCounter()
+                    .Name("deberta_requests_total")
+                    .Help("Finished RPCs by endpoint and gRPC status code.")
+                    .Register(*registry_)),
+      rejections_(prometheus::BuildCounter()
+                      .Name("deberta_rejections_total")
+                      .Help("Sequences or requests refused before compute, by reason.")
+                      .Register(*registry_)),
+      build_info_(prometheus::BuildGauge()
+                      .Name("deberta_build_info")
+                      .Help("Always 1; labels describe the server build and model.")
+                      .Register(*registry_)) {
+  auto& request_duration = prometheus::BuildHistogram()
+                               .Name("deberta_request_duration_seconds")
+                               .Help("RPC duration from arrival to reply.")
+                               .Register(*registry_);
+  auto& input_tokens = prometheus::BuildCounter()
+                           .Name("deberta_input_tokens_total")
+                           .Help("Tokens received in accepted requests.")
+                           .Register(*registry_);
+  for (int e = 0; e < kNumEndpoints; ++e) {
+    const std::string name = EndpointName(static_cast<Endpoint>(e));
+    request_duration_[e] = &request_duration.Add({{"endpoint", name}}, DurationBuckets());
+    input_tokens_[e] = &input_tokens.Add({{"endpoint", name}});
+  }
+  auto& queue_duration = prometheus::BuildHistogram()
+                             .Name("deberta_queue_duration_seconds")
+                             .Help("Time a sequence waited in the batcher queue.")
+                             .Register(*registry_);
+  auto& inference_duration = prometheus::BuildHistogram()
+                                 .Name("deberta_inference_duration_seconds")
+                                 .Help("Engine time of one batch.")
+                                 .Register(*registry_);
+  auto& batch_size = prometheus::BuildHistogram()
+                         .Name("deberta_batch_size")
+                         .Help("Sequences per executed batch.")
+                         .Register(*registry_);
+  auto& batch_tokens = prometheus::BuildHistogram()
+                           .Name("deberta_batch_tokens")
+                           .Help("Padded tokens (sequences x longest) per executed batch.")
+                           .Register(*registry_);
+  auto& real_tokens = prometheus::BuildCounter()
+                          .Name("deberta_real_tokens_total")
+                          .Help("Non-padding tokens computed.")
+                          .Register(*registry_);
+  auto& padding_tokens = prometheus::BuildCounter()
+                             .Name("deberta_padding_tokens_total")
+                             .Help("Padding tokens computed (wasted work).")
+                             .Register(*registry_);
+  auto& queue_sequences = prometheus::BuildGauge()
+                              .Name("deberta_queue_sequences")
+                              .Help("Sequences waiting in the batcher queue.")
+                              .Register(*registry_);
+  auto& queue_tokens = prometheus::BuildGauge()
+                           .Name("deberta_queue_tokens")
+                           .Help("Tokens waiting in the batcher queue.")
+                           .Register(*registry_);
+  for (int k = 0; k < kNumTaskKinds; ++k) {
+    const std::map<std::string, std::string> labels{
+        {"endpoint", TaskKindName(static_cast<TaskKind>(k))}};
+    queue_duration_[k] = &queue_duration.Add(labels, DurationBuckets());
+    inference_duration_[k] = &inference_duration.Add(labels, DurationBuckets());
+    batch_size_[k] = &batch_size.Add(labels, SizeBuckets());
+    batch_tokens_[k] = &batch_tokens.Add(labels, TokenBuckets());
+    real_tokens_[k] = &real_tokens.Add(labels);
+    padding_tokens_[k] = &padding_tokens.Add(labels);
+    queue_sequences_[k] = &queue_sequences.Add(labels);
+    queue_tokens_[k] = &queue_tokens.Add(labels);
+  }
+  inflight_ = &prometheus::BuildGauge()
+                   .Name("deberta_inflight_requests")
+                   .Help("RPCs accepted and not yet answered.")
+                   .Register(*registry_)
+                   .Add({});
+  model_ready_ = &prometheus::BuildGauge()
+                      .Name("deberta_model_ready")
+                      .Help("1 once the model is loaded and warmed up.")
+                      .Register(*registry_)
+                      .Add({});
+  draining_ = &prometheus::BuildGauge()
+                   .Name("deberta_draining")
+                   .Help("1 while the server drains before exit.")
+                   .Register(*registry_)
+                   .Add({});
+}
+
+void ServiceMetrics::RecordRequest(Endpoint endpoint, const std::string& code,
+                                   absl::Duration duration) {
+  const int e = static_cast<int>(endpoint);
+  request_duration_[e]->Observe(absl::ToDoubleSeconds(duration));
+  prometheus::Counter* counter;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto& slot = request_counters_[{e, code}];
+    if (slot == nullptr) slot = &requests_.Add({{"endpoint", EndpointName(endpoint)}, {"code", code}});
+    counter = slot;
+  }
+  counter->Increment();
+}
+
+void ServiceMetrics::RecordInputTokens(Endpoint endpoint, int64_t tokens) {
+  input_tokens_[static_cast<int>(endpoint)]->Increment(static_cast<double>(tokens));
+}
+
+void ServiceMetrics::RecordQueueLatency(TaskKind kind, absl::Duration waited) {
+  queue_duration_[static_cast<int>(kind)]->Observe(absl::ToDoubleSeconds(waited));
+}
+
+void ServiceMetrics::RecordBatch(TaskKind kind, size_t sequences, int64_t real_tokens,
+                                 int64_t padded_tokens, absl::Duration inference) {
+  const int k = static_cast<int>(kind);
+  batch_size_[k]->Observe(static_cast<double>(sequences));
+  batch_tokens_[k]->Observe(static_cast<double>(padded_tokens));
+  real_tokens_[k]->Increment(static_cast<double>(real_tokens));
+  padding_tokens_[k]->Increment(static_cast<double>(padded_tokens - real_tokens));
+  inference_duration_[k]->Observe(absl::ToDoubleSeconds(inference));
+}
+
+void ServiceMetrics::RecordRejection(const std::string& reason) {
+  prometheus::Counter* counter;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto& slot = rejection_counters_[reason];
+    if (slot == nullptr) slot = &rejections_.Add({{"reason", reason}});
+    counter = slot;
+  }
+  counter->Increment();
+}
+
+void ServiceMetrics::SetQueueDepth(TaskKind kind, size_t sequences, int64_t tokens) {
+  queue_sequences_[static_cast<int>(kind)]->Set(static_cast<double>(sequences));
+  queue_tokens_[static_cast<int>(kind)]->Set(static_cast<double>(tokens));
+}
+
+void ServiceMetrics::AddInflight(int delta) { inflight_->Increment(delta); }
+void ServiceMetrics::SetModelReady(bool ready) { model_ready_->Set(ready ? 1 : 0); }
+void ServiceMetrics::SetDraining(bool draining) { draining_->Set(draining ? 1 : 0); }
+
+void ServiceMetrics::SetBuildInfo(const std::map<std::string, std::string>& labels) {
+  build_info_.Add(labels).Set(1);
+}
+
+}  // namespace deberta::service
