@@ -54,6 +54,15 @@ InferenceServiceImpl::InferenceServiceImpl(const model::ModelInfo& info, const O
                                            Batcher* batcher, ServiceMetrics* metrics)
     : info_(info), options_(options), batcher_(batcher), metrics_(metrics) {}
 
+absl::Status InferenceServiceImpl::CheckSequenceCount(int count) const {
+  if (count == 0) return absl::InvalidArgumentError("request has no sequences");
+  if (count > options_.max_sequences_per_request) {
+    return absl::InvalidArgumentError(absl::StrCat("request has ", count, " sequences; the maximum is ",
+                                                   options_.max_sequences_per_request));
+  }
+  return absl::OkStatus();
+}
+
 absl::Status InferenceServiceImpl::PrepareSequence(int index, const pb::Sequence& in,
                                                    model::Sequence* out) const {
   out->token_ids.assign(in.token_ids().begin(), in.token_ids().end());
@@ -121,15 +130,10 @@ grpc::ServerUnaryReactor* InferenceServiceImpl::Classify(grpc::CallbackServerCon
   response->set_request_id(request->request_id());
   const int n = request->sequences_size();
   const int labels = static_cast<int>(info_.labels.size());
-  absl::Status invalid;
+  absl::Status invalid = CheckSequenceCount(n);
   if (!info_.has_classifier) {
     invalid = absl::FailedPreconditionError("the served model has no sequence-classification head");
-  } else if (n == 0) {
-    invalid = absl::InvalidArgumentError("request has no sequences");
-  } else if (n > options_.max_sequences_per_request) {
-    invalid = absl::InvalidArgumentError(absl::StrCat("request has ", n, " sequences; the maximum is ",
-                                                      options_.max_sequences_per_request));
-  } else if (request->top_k() < 0 || request->top_k() > labels) {
+  } else if (invalid.ok() && (request->top_k() < 0 || request->top_k() > labels)) {
     invalid = absl::InvalidArgumentError(
         absl::StrCat("top_k is ", request->top_k(), "; it must be in [0, ", labels, "]"));
   }
@@ -169,15 +173,10 @@ grpc::ServerUnaryReactor* InferenceServiceImpl::FillMask(grpc::CallbackServerCon
   response->set_request_id(request->request_id());
   const int n = request->sequences_size();
   const int top_k = request->top_k() == 0 ? 5 : request->top_k();
-  absl::Status invalid;
+  absl::Status invalid = CheckSequenceCount(n);
   if (!info_.has_mlm_head) {
     invalid = absl::FailedPreconditionError("the served model has no masked-LM head");
-  } else if (n == 0) {
-    invalid = absl::InvalidArgumentError("request has no sequences");
-  } else if (n > options_.max_sequences_per_request) {
-    invalid = absl::InvalidArgumentError(absl::StrCat("request has ", n, " sequences; the maximum is ",
-                                                      options_.max_sequences_per_request));
-  } else if (top_k < 1 || top_k > info_.vocab_size) {
+  } else if (invalid.ok() && (top_k < 1 || top_k > info_.vocab_size)) {
     invalid = absl::InvalidArgumentError(
         absl::StrCat("top_k is ", request->top_k(), "; it must be in [1, ", info_.vocab_size, "]"));
   }

@@ -45,6 +45,8 @@ class InferenceServiceImpl final : public deberta::serving::v1::InferenceService
                                          deberta::serving::v1::ModelInfo* response) override;
 
  private:
+  // None, or more than max_sequences_per_request: InvalidArgument.
+  absl::Status CheckSequenceCount(int count) const;
   // Validates (and truncates, when allowed) one request sequence.
   absl::Status PrepareSequence(int index, const deberta::serving::v1::Sequence& in,
                                model::Sequence* out) const;

@@ -5,7 +5,6 @@
 #include <grpcpp/health_check_service_interface.h>
 #include <grpcpp/server_builder.h>
 
-#include <iostream>
 
 #include "absl/strings/str_cat.h"
 
@@ -65,20 +64,17 @@ absl::Status Server::Start() {
   metrics_.SetModelReady(false);
   metrics_.SetDraining(false);
   if (config_.metrics_port >= 0) {
+    // civetweb binds all interfaces for a bare port; "0.0.0.0:N" fails there.
+    const std::string bind = config_.listen_address == "0.0.0.0"
+                                 ? absl::StrCat(config_.metrics_port)
+                                 : absl::StrCat(config_.listen_address, ":", config_.metrics_port);
     try {
-      // civetweb binds all interfaces for a bare port; "0.0.0.0:N" fails there.
-      const std::string bind = config_.listen_address == "0.0.0.0"
-                                   ? absl::StrCat(config_.metrics_port)
-                                   : absl::StrCat(config_.listen_address, ":", config_.metrics_port);
       exposer_ = std::make_unique<prometheus::Exposer>(bind);
     } catch (const std::exception& e) {
-      // Known problem: civetweb's start fails in a process that links
-      // Debian's libtorch_cpu (reproduced without any of our code). Serve
-      // without /metrics rather than not at all, and say so loudly.
-      std::cerr << "deberta-server: WARNING: /metrics disabled: cannot start the exposer on port "
-                << config_.metrics_port << ": " << e.what() << std::endl;
+      // prometheus-cpp reports a failed bind (port taken) by throwing.
+      return absl::UnavailableError(absl::StrCat("cannot serve /metrics on ", bind, ": ", e.what()));
     }
-    if (exposer_) exposer_->RegisterCollectable(metrics_.registry());
+    exposer_->RegisterCollectable(metrics_.registry());
   }
 
   batcher_ = std::make_unique<Batcher>(config_.batcher, engine_.get(), RealClock::Get(), &metrics_);

@@ -1,0 +1,110 @@
+// FakeEngine: deterministic outputs, batch recording, failure and blocking.
+#include "tests/testing/fake_engine.h"
+
+#include <cmath>
+
+namespace deberta::testing {
+
+FakeEngine::FakeEngine() {
+  info_.name = "fake";
+  info_.model_type = "deberta-v2";
+  info_.labels = {"a", "b", "c"};
+  info_.vocab_size = 100;
+  info_.max_sequence_length = 64;
+  info_.device = "cpu";
+  info_.dtype = "float32";
+  info_.has_classifier = true;
+  info_.has_mlm_head = true;
+}
+
+absl::Status FakeEngine::Enter(std::vector<int32_t> first_tokens, std::vector<size_t> lengths) {
+  absl::MutexLock lock(&mu_);
+  first_tokens_.push_back(std::move(first_tokens));
+  lengths_.push_back(std::move(lengths));
+  ++waiting_inside_;
+  mu_.Await(absl::Condition(+[](bool* blocked) { return !*blocked; }, &blocked_));
+  --waiting_inside_;
+  return failure_;
+}
+
+absl::StatusOr<std::vector<model::ClassifyOutput>> FakeEngine::Classify(
+    absl::Span<const model::Sequence> batch) {
+  std::vector<int32_t> first;
+  std::vector<size_t> lengths;
+  for (const model::Sequence& s : batch) {
+    first.push_back(s.token_ids.empty() ? -1 : s.token_ids.front());
+    lengths.push_back(s.token_ids.size());
+  }
+  if (absl::Status s = Enter(std::move(first), std::move(lengths)); !s.ok()) return s;
+  std::vector<model::ClassifyOutput> outputs;
+  for (const model::Sequence& s : batch) {
+    model::ClassifyOutput out;
+    out.logits = {static_cast<float>(s.token_ids.front()), static_cast<float>(s.token_ids.size()), 0};
+    float sum = 0;
+    for (float l : out.logits) sum += std::exp(l);
+    for (float l : out.logits) out.probabilities.push_back(std::exp(l) / sum);
+    outputs.push_back(std::move(out));
+  }
+  return outputs;
+}
+
+absl::StatusOr<std::vector<model::FillMaskOutput>> FakeEngine::FillMask(
+    absl::Span<const model::MaskedSequence> batch) {
+  std::vector<int32_t> first;
+  std::vector<size_t> lengths;
+  for (const model::MaskedSequence& m : batch) {
+    first.push_back(m.sequence.token_ids.empty() ? -1 : m.sequence.token_ids.front());
+    lengths.push_back(m.sequence.token_ids.size());
+  }
+  if (absl::Status s = Enter(std::move(first), std::move(lengths)); !s.ok()) return s;
+  std::vector<model::FillMaskOutput> outputs;
+  for (const model::MaskedSequence& m : batch) {
+    model::FillMaskOutput out;
+    for (int32_t position : m.positions) {
+      model::MaskPrediction prediction{position, {}};
+      for (int32_t k = 0; k < m.top_k; ++k) {
+        prediction.candidates.push_back({position + k, 1.0f / static_cast<float>(k + 2)});
+      }
+      out.predictions.push_back(std::move(prediction));
+    }
+    outputs.push_back(std::move(out));
+  }
+  return outputs;
+}
+
+std::vector<std::vector<int32_t>> FakeEngine::BatchesByFirstToken() const {
+  absl::MutexLock lock(&mu_);
+  return first_tokens_;
+}
+
+std::vector<std::vector<size_t>> FakeEngine::BatchLengths() const {
+  absl::MutexLock lock(&mu_);
+  return lengths_;
+}
+
+int FakeEngine::batches_run() const {
+  absl::MutexLock lock(&mu_);
+  return static_cast<int>(lengths_.size());
+}
+
+void FakeEngine::FailWith(absl::Status status) {
+  absl::MutexLock lock(&mu_);
+  failure_ = std::move(status);
+}
+
+void FakeEngine::Block() {
+  absl::MutexLock lock(&mu_);
+  blocked_ = true;
+}
+
+void FakeEngine::Unblock() {
+  absl::MutexLock lock(&mu_);
+  blocked_ = false;
+}
+
+void FakeEngine::AwaitBlockedBatch() {
+  absl::MutexLock lock(&mu_);
+  mu_.Await(absl::Condition(+[](int* n) { return *n > 0; }, &waiting_inside_));
+}
+
+}  // namespace deberta::testing

@@ -1,0 +1,60 @@
+// FakeEngine: a model::Engine for service tests, without LibTorch. It
+// records the batches it receives, answers with outputs derived from the
+// inputs (so a test can tell which answer belongs to which sequence), and
+// can be told to fail or to block until released.
+#ifndef DEBERTA_TESTS_TESTING_FAKE_ENGINE_H_
+#define DEBERTA_TESTS_TESTING_FAKE_ENGINE_H_
+
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/synchronization/mutex.h"
+#include "model/engine.h"
+
+namespace deberta::testing {
+
+// Thread-safe: the batcher calls it while the test inspects and steers it.
+class FakeEngine final : public model::Engine {
+ public:
+  // vocab 100, 3 labels, both heads, sequences up to 64 tokens.
+  FakeEngine();
+
+  const model::ModelInfo& info() const override { return info_; }
+
+  // Logits of sequence s: {first token id, length, 0}.
+  absl::StatusOr<std::vector<model::ClassifyOutput>> Classify(
+      absl::Span<const model::Sequence> batch) override;
+  // One prediction per position; candidate k is token id (position + k).
+  absl::StatusOr<std::vector<model::FillMaskOutput>> FillMask(
+      absl::Span<const model::MaskedSequence> batch) override;
+
+  // The first token id of every sequence of every batch run so far.
+  std::vector<std::vector<int32_t>> BatchesByFirstToken() const;
+  // The sequence lengths of every batch run so far.
+  std::vector<std::vector<size_t>> BatchLengths() const;
+  int batches_run() const;
+
+  // Every later batch fails with `status` (OK to stop failing).
+  void FailWith(absl::Status status);
+  // While blocked, a batch that arrives waits inside the engine until
+  // Unblock(); AwaitBlockedBatch() returns once one is waiting.
+  void Block();
+  void Unblock();
+  void AwaitBlockedBatch();
+
+ private:
+  // Records the batch, then waits while blocked; returns the failure to report.
+  absl::Status Enter(std::vector<int32_t> first_tokens, std::vector<size_t> lengths);
+
+  model::ModelInfo info_;
+  mutable absl::Mutex mu_;
+  std::vector<std::vector<int32_t>> first_tokens_ ABSL_GUARDED_BY(mu_);
+  std::vector<std::vector<size_t>> lengths_ ABSL_GUARDED_BY(mu_);
+  absl::Status failure_ ABSL_GUARDED_BY(mu_);
+  bool blocked_ ABSL_GUARDED_BY(mu_) = false;
+  int waiting_inside_ ABSL_GUARDED_BY(mu_) = 0;
+};
+
+}  // namespace deberta::testing
+
+#endif  // DEBERTA_TESTS_TESTING_FAKE_ENGINE_H_
