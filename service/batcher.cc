@@ -25,9 +25,15 @@ Batcher::Batcher(const Options& options, model::Engine* engine, Clock* clock,
 
 Batcher::~Batcher() { Stop(); }
 
+void Batcher::StartDraining() {
+  absl::MutexLock lock(&mu_);
+  draining_ = true;
+}
+
 void Batcher::Stop() {
   {
     absl::MutexLock lock(&mu_);
+    draining_ = true;
     stopping_ = true;
   }
   if (executor_.joinable()) executor_.join();
@@ -67,13 +73,14 @@ void Batcher::UpdateQueueGauges(TaskKind kind) {
   }
 }
 
+bool Batcher::IsReady(const Queue& queue, absl::Time now) const {
+  return !queue.empty() && (draining_ || queue.size() >= options_.max_batch_size ||
+                            queue.front()->enqueue_time + options_.batch_timeout <= now);
+}
+
 bool Batcher::HasReadyWork(absl::Time now) const {
   for (const Queue& queue : queues_) {
-    if (queue.empty()) continue;
-    if (stopping_ || queue.size() >= options_.max_batch_size ||
-        queue.front()->enqueue_time + options_.batch_timeout <= now) {
-      return true;
-    }
+    if (IsReady(queue, now)) return true;
   }
   return false;
 }
@@ -150,10 +157,7 @@ void Batcher::Run() {
       // Round-robin over the endpoints that are ready.
       for (int i = 0; i < kNumTaskKinds; ++i) {
         const int k = (next_kind_ + i) % kNumTaskKinds;
-        const Queue& queue = queues_[k];
-        if (queue.empty()) continue;
-        if (stopping_ || queue.size() >= options_.max_batch_size ||
-            queue.front()->enqueue_time + options_.batch_timeout <= now) {
+        if (IsReady(queues_[k], now)) {
           kind = static_cast<TaskKind>(k);
           next_kind_ = (k + 1) % kNumTaskKinds;
           break;

@@ -62,6 +62,11 @@ class Batcher {
   // max_enqueued_tasks, Unavailable after Stop.
   absl::Status Schedule(std::vector<std::unique_ptr<BatchTask>> tasks);
 
+  // From now on queued tasks run as soon as the executor is free, without
+  // waiting for a batch to fill: no more work is coming while the server
+  // drains. Schedule still accepts tasks. Idempotent.
+  void StartDraining();
+
   // Rejects new tasks, runs every task already queued, and joins the
   // executor. Idempotent.
   void Stop();
@@ -74,8 +79,9 @@ class Batcher {
 
   void Run();
   // True when some queue has a full batch, or a task that waited
-  // batch_timeout, or when stopping with work left.
+  // batch_timeout, or when draining with work left.
   bool HasReadyWork(absl::Time now) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  bool IsReady(const Queue& queue, absl::Time now) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::Time EarliestFlushTime() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Removes expired and cancelled tasks (answering them) and takes one batch.
   std::vector<std::unique_ptr<BatchTask>> TakeBatch(TaskKind kind, absl::Time now,
@@ -92,6 +98,7 @@ class Batcher {
   mutable absl::Mutex mu_;
   std::array<Queue, kNumTaskKinds> queues_ ABSL_GUARDED_BY(mu_);
   std::array<int64_t, kNumTaskKinds> queued_tokens_ ABSL_GUARDED_BY(mu_){};
+  bool draining_ ABSL_GUARDED_BY(mu_) = false;  // Set by StartDraining or Stop.
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   int next_kind_ ABSL_GUARDED_BY(mu_) = 0;  // Round-robin start.
   std::thread executor_;

@@ -17,6 +17,7 @@ namespace pb = deberta::serving::v1;
 struct Call {
   grpc::ServerUnaryReactor* reactor = nullptr;
   ServiceMetrics* metrics = nullptr;
+  std::function<void()> on_finish;  // Tells the service the call is over.
   Endpoint endpoint = Endpoint::kClassify;
   absl::Time start;
   std::atomic<int> remaining{0};
@@ -30,6 +31,7 @@ struct Call {
       metrics->AddInflight(-1);
     }
     reactor->Finish(grpc_status);
+    on_finish();
   }
   void TaskDone(const absl::Status& status) {
     if (!status.ok()) {
@@ -53,6 +55,12 @@ struct Call {
 InferenceServiceImpl::InferenceServiceImpl(const model::ModelInfo& info, const Options& options,
                                            Batcher* batcher, ServiceMetrics* metrics)
     : info_(info), options_(options), batcher_(batcher), metrics_(metrics) {}
+
+bool InferenceServiceImpl::AwaitNoOpenCalls(absl::Time deadline) {
+  absl::MutexLock lock(&calls_mu_);
+  return calls_mu_.AwaitWithDeadline(
+      absl::Condition(+[](int* open) { return *open == 0; }, &open_calls_), deadline);
+}
 
 absl::Status InferenceServiceImpl::CheckSequenceCount(int count) const {
   if (count == 0) return absl::InvalidArgumentError("request has no sequences");
@@ -88,6 +96,14 @@ grpc::ServerUnaryReactor* InferenceServiceImpl::Submit(
   auto* call = new Call();
   call->reactor = context->DefaultReactor();
   call->metrics = metrics_;
+  {
+    absl::MutexLock lock(&calls_mu_);
+    ++open_calls_;
+  }
+  call->on_finish = [this] {
+    absl::MutexLock lock(&calls_mu_);
+    --open_calls_;
+  };
   call->endpoint = endpoint;
   call->start = absl::Now();
   if (metrics_) metrics_->AddInflight(1);

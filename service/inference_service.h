@@ -7,6 +7,8 @@
 
 #include <atomic>
 
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
 #include "deberta/serving/v1/inference.grpc.pb.h"
 #include "model/engine.h"
 #include "service/batcher.h"
@@ -33,6 +35,9 @@ class InferenceServiceImpl final : public deberta::serving::v1::InferenceService
 
   // After this, new requests get Unavailable (the server is draining).
   void StopAccepting() { accepting_.store(false); }
+  // Blocks until every Classify and FillMask call has been answered, or
+  // until `deadline`; returns whether none is left open.
+  bool AwaitNoOpenCalls(absl::Time deadline);
 
   grpc::ServerUnaryReactor* Classify(grpc::CallbackServerContext* context,
                                      const deberta::serving::v1::ClassifyRequest* request,
@@ -61,6 +66,8 @@ class InferenceServiceImpl final : public deberta::serving::v1::InferenceService
   Batcher* const batcher_;
   ServiceMetrics* const metrics_;
   std::atomic<bool> accepting_{true};
+  absl::Mutex calls_mu_;
+  int open_calls_ ABSL_GUARDED_BY(calls_mu_) = 0;
 };
 
 }  // namespace deberta::service

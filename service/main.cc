@@ -24,6 +24,9 @@ ABSL_FLAG(std::string, emd, "auto", "Fill-mask decoder: auto, emd (Enhanced Mask
 ABSL_FLAG(int, max_batch_size, 32, "Most sequences per batch");
 ABSL_FLAG(int64_t, max_batch_tokens, 8192, "Most padded tokens (sequences x longest) per batch");
 ABSL_FLAG(absl::Duration, batch_timeout, absl::Milliseconds(1), "Longest wait for a batch to fill");
+ABSL_FLAG(std::string, batching, "length_aware",
+          "Batch formation: length_aware (similar lengths together) or first_come (arrival order)");
+ABSL_FLAG(int, max_message_bytes, 16 << 20, "Largest request message; larger ones get RESOURCE_EXHAUSTED");
 ABSL_FLAG(int, max_queue_size, 1024, "Most queued sequences per endpoint before RESOURCE_EXHAUSTED");
 ABSL_FLAG(int64_t, max_sequence_length, 0, "Longest sequence in tokens (0 = the model's limit)");
 ABSL_FLAG(bool, truncate, false, "Truncate over-long sequences instead of rejecting them");
@@ -76,6 +79,12 @@ int main(int argc, char** argv) {
   config.batcher.max_batch_tokens = absl::GetFlag(FLAGS_max_batch_tokens);
   config.batcher.batch_timeout = absl::GetFlag(FLAGS_batch_timeout);
   config.batcher.max_enqueued_tasks = absl::GetFlag(FLAGS_max_queue_size);
+  const std::string batching = absl::GetFlag(FLAGS_batching);
+  if (batching != "length_aware" && batching != "first_come") {
+    return Fail(absl::InvalidArgumentError("--batching must be length_aware or first_come, not '" + batching + "'"));
+  }
+  config.batcher.length_aware = batching == "length_aware";
+  config.max_message_bytes = absl::GetFlag(FLAGS_max_message_bytes);
   config.drain_timeout = absl::GetFlag(FLAGS_drain_timeout);
   config.service.truncate = absl::GetFlag(FLAGS_truncate);
   config.service.max_sequences_per_request = absl::GetFlag(FLAGS_max_sequences_per_request);

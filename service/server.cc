@@ -21,6 +21,7 @@ absl::Status ServerConfig::Validate() const {
   if (batcher.batch_timeout < absl::ZeroDuration()) {
     return absl::InvalidArgumentError("--batch_timeout must be >= 0");
   }
+  if (max_message_bytes < 1) return absl::InvalidArgumentError("--max_message_bytes must be >= 1");
   if (service.max_sequences_per_request < 1) {
     return absl::InvalidArgumentError("--max_sequences_per_request must be >= 1");
   }
@@ -108,13 +109,21 @@ void Server::Shutdown() {
     if (shut_down_) return;
     shut_down_ = true;
   }
-  metrics_.SetDraining(true);
   if (grpc_server_) {
     grpc_server_->GetHealthCheckService()->Shutdown();  // NOT_SERVING, sticky.
-    if (service_) service_->StopAccepting();
-    // Accepted RPCs finish (the batcher keeps running) until the deadline.
-    grpc_server_->Shutdown(std::chrono::system_clock::now() +
-                           absl::ToChronoMilliseconds(config_.drain_timeout));
+    if (service_) service_->StopAccepting();             // New work: Unavailable.
+  }
+  metrics_.SetDraining(true);
+  const absl::Time deadline = absl::Now() + config_.drain_timeout;
+  if (batcher_) batcher_->StartDraining();  // Run queued work without waiting to fill.
+  // Accepted calls finish while the server still answers new ones, with
+  // Unavailable (retryable: clients go to another replica). gRPC's own
+  // shutdown would answer them Cancelled instead.
+  if (service_) service_->AwaitNoOpenCalls(deadline);
+  if (grpc_server_) {
+    // Calls still open past the drain deadline are cancelled now, and the
+    // batcher drops their queued tasks before compute.
+    grpc_server_->Shutdown(absl::ToChronoTime(deadline));
   }
   if (batcher_) batcher_->Stop();
   metrics_.SetModelReady(false);

@@ -290,6 +290,24 @@ TEST_F(BatcherTest, StopRunsQueuedWorkThenRefusesNewWork) {
   EXPECT_TRUE(absl::IsUnavailable(after)) << after;
 }
 
+TEST_F(BatcherTest, DrainingRunsPartialBatchesWithoutWaitingForTimeout) {
+  options_.max_batch_size = 8;
+  options_.batch_timeout = absl::Hours(1);
+  Start();
+  const absl::Time start = clock_.Now();
+  std::vector<std::shared_ptr<Outcome>> outcomes;
+  ASSERT_TRUE(ScheduleTask(TaskKind::kClassify, {Tokens(1, 5)}, &outcomes).ok());
+  clock_.AwaitWaiter(start + absl::Hours(1));
+  batcher_->StartDraining();
+  AwaitAll(outcomes);  // The fake clock never moved.
+  EXPECT_TRUE(outcomes[0]->status.ok());
+  // Still accepting while draining; the executor goes idle, not busy.
+  ASSERT_TRUE(ScheduleTask(TaskKind::kClassify, {Tokens(2, 5)}, &outcomes).ok());
+  AwaitAll(outcomes);
+  clock_.AwaitWaiter(absl::InfiniteFuture());
+  EXPECT_EQ(engine_.batches_run(), 2);
+}
+
 TEST_F(BatcherTest, RecordsRealAndPaddingTokensAndRejections) {
   auto registry = std::make_shared<prometheus::Registry>();
   ServiceMetrics metrics(registry);

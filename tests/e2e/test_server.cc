@@ -1,0 +1,44 @@
+// TestServer start-up and the health query.
+#include "tests/e2e/test_server.h"
+
+#include <chrono>
+
+#include "absl/strings/str_cat.h"
+#include "service/status_util.h"
+
+namespace deberta::testing {
+
+std::string TestServer::HealthStatus(const std::string& service_name) {
+  grpc::health::v1::HealthCheckRequest request;
+  request.set_service(service_name);
+  grpc::health::v1::HealthCheckResponse response;
+  auto context = ContextWithDeadline(5);
+  grpc::Status status = health->Check(context.get(), request, &response);
+  if (!status.ok()) return service::GrpcCodeName(status.error_code());
+  return grpc::health::v1::HealthCheckResponse::ServingStatus_Name(response.status());
+}
+
+absl::StatusOr<std::unique_ptr<TestServer>> StartTestServer(std::unique_ptr<model::Engine> engine,
+                                                            service::ServerConfig config) {
+  config.listen_address = "127.0.0.1";
+  config.port = 0;
+  if (config.metrics_port != 0) config.metrics_port = -1;
+  auto test = std::make_unique<TestServer>();
+  test->server = std::make_unique<service::Server>(config, std::move(engine),
+                                                   std::make_shared<prometheus::Registry>());
+  if (absl::Status s = test->server->Start(); !s.ok()) return s;
+  test->channel = grpc::CreateChannel(absl::StrCat("127.0.0.1:", test->server->port()),
+                                      grpc::InsecureChannelCredentials());
+  test->stub = serving::v1::InferenceService::NewStub(test->channel);
+  test->health = grpc::health::v1::Health::NewStub(test->channel);
+  return test;
+}
+
+std::unique_ptr<grpc::ClientContext> ContextWithDeadline(double seconds) {
+  auto context = std::make_unique<grpc::ClientContext>();
+  context->set_deadline(std::chrono::system_clock::now() +
+                        std::chrono::microseconds(static_cast<int64_t>(seconds * 1e6)));
+  return context;
+}
+
+}  // namespace deberta::testing

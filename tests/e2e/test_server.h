@@ -1,0 +1,41 @@
+// TestServer: a deberta-server in the test process on loopback port 0,
+// with a client stub and a health stub on one channel.
+#ifndef DEBERTA_TESTS_E2E_TEST_SERVER_H_
+#define DEBERTA_TESTS_E2E_TEST_SERVER_H_
+
+#include <grpcpp/grpcpp.h>
+
+#include <memory>
+
+#include "absl/status/statusor.h"
+#include "deberta/serving/v1/inference.grpc.pb.h"
+#include "grpc/health/v1/health.grpc.pb.h"
+#include "model/engine.h"
+#include "service/server.h"
+
+namespace deberta::testing {
+
+struct TestServer {
+  std::unique_ptr<service::Server> server;
+  std::shared_ptr<grpc::Channel> channel;
+  std::unique_ptr<serving::v1::InferenceService::Stub> stub;
+  std::unique_ptr<grpc::health::v1::Health::Stub> health;
+
+  // Health of `service_name` ("" for the whole server), as the enum's name,
+  // or the RPC's error code name.
+  std::string HealthStatus(const std::string& service_name = "");
+};
+
+// Starts `engine` behind a server configured by `config` (its ports are
+// replaced: gRPC on port 0 of 127.0.0.1). Metrics are served only when
+// config.metrics_port is 0; each Exposer takes seconds to destroy, so a
+// test binary should have at most one.
+absl::StatusOr<std::unique_ptr<TestServer>> StartTestServer(std::unique_ptr<model::Engine> engine,
+                                                            service::ServerConfig config);
+
+// A ClientContext with a deadline `seconds` from now.
+std::unique_ptr<grpc::ClientContext> ContextWithDeadline(double seconds = 30);
+
+}  // namespace deberta::testing
+
+#endif  // DEBERTA_TESTS_E2E_TEST_SERVER_H_
