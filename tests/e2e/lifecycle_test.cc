@@ -89,10 +89,10 @@ TEST(DrainTest, RefusesNewWorkAndFinishesAcceptedWork) {
   };
   // ... and 12 is accepted and queued behind it.
   ASSERT_TRUE(Eventually(
-      [&] { return absl::StrContains(metrics_text(), "deberta_queue_sequences{endpoint=\"classify\"} 1"); }));
+      [&] { return absl::StrContains(metrics_text(), "\ndeberta_queue_sequences{endpoint=\"classify\"} 1\n"); }));
 
   std::thread shutdown([&] { test.server->Shutdown(); });
-  ASSERT_TRUE(Eventually([&] { return absl::StrContains(metrics_text(), "deberta_draining 1"); }));
+  ASSERT_TRUE(Eventually([&] { return absl::StrContains(metrics_text(), "\ndeberta_draining 1\n"); }));
   // New work is refused while accepted work is still running.
   pb::ClassifyResponse refused;
   auto context = ContextWithDeadline(10);
@@ -180,8 +180,8 @@ TEST(SigtermTest, QueuedRequestsFinishAndTheProcessExitsZero) {
   }
   ASSERT_TRUE(Eventually([&] {
     auto text = HttpGet(metrics_port, "/metrics");
-    return text.ok() && absl::StrContains(*text, absl::StrCat("deberta_queue_sequences{endpoint=\"classify\"} ",
-                                                              kQueued));
+    return text.ok() && absl::StrContains(*text, absl::StrCat("\ndeberta_queue_sequences{endpoint=\"classify\"} ",
+                                                              kQueued, "\n"));
   }));
 
   ASSERT_EQ(process.Signal(SIGTERM), 0);

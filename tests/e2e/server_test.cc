@@ -376,11 +376,11 @@ TEST_F(DemoServerTest, MetricsScrapeShowsTheTraffic) {
            "deberta_input_tokens_total{endpoint=\"classify\"}",
            "deberta_real_tokens_total{endpoint=\"classify\"}",
            "deberta_padding_tokens_total{endpoint=\"classify\"}",
-           "deberta_queue_sequences{endpoint=\"classify\"} 0",
-           "deberta_queue_tokens{endpoint=\"fill_mask\"} 0",
-           "deberta_inflight_requests 0",
-           "deberta_model_ready 1",
-           "deberta_draining 0",
+           "\ndeberta_queue_sequences{endpoint=\"classify\"} 0\n",
+           "\ndeberta_queue_tokens{endpoint=\"fill_mask\"} 0\n",
+           "\ndeberta_inflight_requests 0\n",
+           "\ndeberta_model_ready 1\n",
+           "\ndeberta_draining 0\n",
            "deberta_build_info{device=\"cpu\",dtype=\"float32\",model=\"demo\",version=\"test\"} 1",
        }) {
     EXPECT_THAT(*text, HasSubstr(expected));
