@@ -16,8 +16,7 @@
 namespace deberta::model {
 namespace {
 
-constexpr int64_t kVocab = 1024, kHidden = 64, kHeads = 4, kLayers = 2, kIntermediate = 128,
-                  kPositions = 512, kBuckets = 32, kLabels = 3;
+constexpr int64_t kLabels = 3;
 
 // splitmix64: tiny, well-distributed, and identical everywhere.
 class Generator {
@@ -51,21 +50,40 @@ OwnedTensor Draw(Generator& gen, std::vector<int64_t> shape, double mean, double
 
 }  // namespace
 
-std::string DemoConfigJson() {
+RandomModelShape DemoModelShape() {
+  RandomModelShape shape;
+  shape.name = "built-in demo model";
+  return shape;
+}
+
+RandomModelShape DebertaV3BaseShape() {
+  RandomModelShape shape;
+  shape.name = "random deberta-v3-base";
+  shape.vocab = 128100;
+  shape.hidden = 768;
+  shape.heads = 12;
+  shape.layers = 12;
+  shape.intermediate = 3072;
+  shape.buckets = 256;
+  shape.max_relative_positions = 512;
+  return shape;
+}
+
+std::string RandomConfigJson(const RandomModelShape& m) {
   return absl::StrCat(R"({
   "architectures": ["DebertaV2ForMaskedLM", "DebertaV2ForSequenceClassification"],
   "model_type": "deberta-v2",
-  "_comment": "deberta-serve built-in demo model: random weights, outputs carry no meaning",
-  "vocab_size": )", kVocab, R"(,
-  "hidden_size": )", kHidden, R"(,
-  "num_hidden_layers": )", kLayers, R"(,
-  "num_attention_heads": )", kHeads, R"(,
-  "intermediate_size": )", kIntermediate, R"(,
+  "_comment": "deberta-serve )", m.name, R"(: random weights, outputs carry no meaning",
+  "vocab_size": )", m.vocab, R"(,
+  "hidden_size": )", m.hidden, R"(,
+  "num_hidden_layers": )", m.layers, R"(,
+  "num_attention_heads": )", m.heads, R"(,
+  "intermediate_size": )", m.intermediate, R"(,
   "hidden_act": "gelu",
   "layer_norm_eps": 1e-7,
-  "max_position_embeddings": )", kPositions, R"(,
-  "max_relative_positions": 128,
-  "position_buckets": )", kBuckets, R"(,
+  "max_position_embeddings": )", m.positions, R"(,
+  "max_relative_positions": )", m.max_relative_positions, R"(,
+  "position_buckets": )", m.buckets, R"(,
   "relative_attention": true,
   "position_biased_input": false,
   "pos_att_type": "p2c|c2p",
@@ -77,7 +95,7 @@ std::string DemoConfigJson() {
 })");
 }
 
-std::string DemoCheckpointBytes() {
+std::string RandomCheckpointBytes(const RandomModelShape& m) {
   std::map<std::string, OwnedTensor> tensors;
   Generator gen(20261129);
   auto linear = [&](const std::string& name, int64_t out, int64_t in) {
@@ -89,32 +107,40 @@ std::string DemoCheckpointBytes() {
     tensors[name + ".bias"] = Draw(gen, {size}, 0.0, 0.1);
   };
   const std::string e = "deberta.embeddings.";
-  tensors[e + "word_embeddings.weight"] = Draw(gen, {kVocab, kHidden}, 0.0, 0.5);
-  tensors[e + "position_embeddings.weight"] = Draw(gen, {kPositions, kHidden}, 0.0, 0.5);
-  layer_norm(e + "LayerNorm", kHidden);
-  tensors["deberta.encoder.rel_embeddings.weight"] = Draw(gen, {2 * kBuckets, kHidden}, 0.0, 0.5);
-  layer_norm("deberta.encoder.LayerNorm", kHidden);
-  for (int64_t i = 0; i < kLayers; ++i) {
+  tensors[e + "word_embeddings.weight"] = Draw(gen, {m.vocab, m.hidden}, 0.0, 0.5);
+  tensors[e + "position_embeddings.weight"] = Draw(gen, {m.positions, m.hidden}, 0.0, 0.5);
+  layer_norm(e + "LayerNorm", m.hidden);
+  tensors["deberta.encoder.rel_embeddings.weight"] = Draw(gen, {2 * m.buckets, m.hidden}, 0.0, 0.5);
+  layer_norm("deberta.encoder.LayerNorm", m.hidden);
+  for (int64_t i = 0; i < m.layers; ++i) {
     const std::string p = absl::StrCat("deberta.encoder.layer.", i, ".");
-    linear(p + "attention.self.query_proj", kHidden, kHidden);
-    linear(p + "attention.self.key_proj", kHidden, kHidden);
-    linear(p + "attention.self.value_proj", kHidden, kHidden);
-    linear(p + "attention.output.dense", kHidden, kHidden);
-    layer_norm(p + "attention.output.LayerNorm", kHidden);
-    linear(p + "intermediate.dense", kIntermediate, kHidden);
-    linear(p + "output.dense", kHidden, kIntermediate);
-    layer_norm(p + "output.LayerNorm", kHidden);
+    linear(p + "attention.self.query_proj", m.hidden, m.hidden);
+    linear(p + "attention.self.key_proj", m.hidden, m.hidden);
+    linear(p + "attention.self.value_proj", m.hidden, m.hidden);
+    linear(p + "attention.output.dense", m.hidden, m.hidden);
+    layer_norm(p + "attention.output.LayerNorm", m.hidden);
+    linear(p + "intermediate.dense", m.intermediate, m.hidden);
+    linear(p + "output.dense", m.hidden, m.intermediate);
+    layer_norm(p + "output.LayerNorm", m.hidden);
   }
-  linear("pooler.dense", kHidden, kHidden);
-  linear("classifier", kLabels, kHidden);
-  linear("lm_predictions.lm_head.dense", kHidden, kHidden);
-  layer_norm("lm_predictions.lm_head.LayerNorm", kHidden);
-  tensors["lm_predictions.lm_head.bias"] = Draw(gen, {kVocab}, 0.0, 0.1);
+  linear("pooler.dense", m.hidden, m.hidden);
+  linear("classifier", kLabels, m.hidden);
+  linear("lm_predictions.lm_head.dense", m.hidden, m.hidden);
+  layer_norm("lm_predictions.lm_head.LayerNorm", m.hidden);
+  tensors["lm_predictions.lm_head.bias"] = Draw(gen, {m.vocab}, 0.0, 0.1);
   // Cannot fail: every tensor above was built with matching byte counts.
-  return *SerializeSafetensors(tensors, {{"format", "pt"}, {"deberta_serve_demo", "random weights"}});
+  return *SerializeSafetensors(tensors, {{"format", "pt"}, {"deberta_serve_random_model", m.name}});
 }
 
+std::string DemoConfigJson() { return RandomConfigJson(DemoModelShape()); }
+
+std::string DemoCheckpointBytes() { return RandomCheckpointBytes(DemoModelShape()); }
+
 absl::Status WriteDemoCheckpoint(const std::string& dir) {
+  return WriteRandomCheckpoint(dir, DemoModelShape());
+}
+
+absl::Status WriteRandomCheckpoint(const std::string& dir, const RandomModelShape& shape) {
   auto write_text = [](const std::string& path, const std::string& text) -> absl::Status {
     std::ofstream out(path, std::ios::binary | std::ios::trunc);
     out << text;
@@ -122,8 +148,8 @@ absl::Status WriteDemoCheckpoint(const std::string& dir) {
     if (!out) return absl::PermissionDeniedError(absl::StrCat("cannot write ", path));
     return absl::OkStatus();
   };
-  DEBERTA_RETURN_IF_ERROR(write_text(dir + "/config.json", DemoConfigJson()));
-  DEBERTA_RETURN_IF_ERROR(write_text(dir + "/model.safetensors", DemoCheckpointBytes()));
+  DEBERTA_RETURN_IF_ERROR(write_text(dir + "/config.json", RandomConfigJson(shape)));
+  DEBERTA_RETURN_IF_ERROR(write_text(dir + "/model.safetensors", RandomCheckpointBytes(shape)));
   return write_text(dir + "/tokenizer_config.json",
                     absl::StrCat(R"({"pad_token": "[PAD]", "cls_token": "[CLS]", "sep_token": "[SEP]", )",
                                  R"("unk_token": "[UNK]", "mask_token": "[MASK]", "added_tokens_decoder": {)",

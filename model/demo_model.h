@@ -3,9 +3,14 @@
 // run with nothing downloaded. Its outputs carry no meaning, and its
 // ModelInfo says so. Torch-free: the weights are produced as a safetensors
 // buffer that goes through the ordinary checkpoint loader.
+//
+// The same generator writes random checkpoints of real model sizes
+// (deberta-v3-base) for benchmarks: the speed of a model does not depend
+// on its weights.
 #ifndef DEBERTA_MODEL_DEMO_MODEL_H_
 #define DEBERTA_MODEL_DEMO_MODEL_H_
 
+#include <cstdint>
 #include <string>
 
 #include "absl/status/status.h"
@@ -18,6 +23,23 @@ inline constexpr char kDemoModelName[] = "demo";
 inline constexpr int kDemoPadId = 0, kDemoClsId = 1, kDemoSepId = 2, kDemoUnkId = 3,
                      kDemoMaskId = 4;
 
+// The shape of a random DeBERTa-v3-style checkpoint (v2 weight names,
+// shared attention keys, log-bucketed relative positions).
+struct RandomModelShape {
+  std::string name;
+  int64_t vocab = 1024, hidden = 64, heads = 4, layers = 2, intermediate = 128;
+  int64_t positions = 512, buckets = 32, max_relative_positions = 128;
+};
+RandomModelShape DemoModelShape();
+// deberta-v3-base: vocab 128100, hidden 768, 12 heads, 12 layers, FFN
+// 3072, 256 buckets (about 184 M parameters, 740 MB in float32).
+RandomModelShape DebertaV3BaseShape();
+
+// config.json text and model.safetensors bytes of a random model of
+// `shape`; the same bytes on every machine.
+std::string RandomConfigJson(const RandomModelShape& shape);
+std::string RandomCheckpointBytes(const RandomModelShape& shape);
+
 // config.json text of the demo model.
 std::string DemoConfigJson();
 
@@ -28,6 +50,10 @@ std::string DemoCheckpointBytes();
 // Writes config.json, model.safetensors and tokenizer_config.json into
 // `dir` (which must exist), making a checkpoint folder of the demo model.
 absl::Status WriteDemoCheckpoint(const std::string& dir);
+
+// Writes a checkpoint folder of `shape` with random weights (and the demo
+// model's tokenizer_config.json, so its special ids are the demo's).
+absl::Status WriteRandomCheckpoint(const std::string& dir, const RandomModelShape& shape);
 
 }  // namespace deberta::model
 

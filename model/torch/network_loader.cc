@@ -54,9 +54,12 @@ absl::StatusOr<c10::Device> ParseDevice(const std::string& name) {
       absl::StrCat("unknown device '", name, "' (expected cpu or cuda:N)"));
 }
 
+int ResolveThreadCount(int num_threads) {
+  return num_threads > 0 ? num_threads : static_cast<int>(std::max(1L, sysconf(_SC_NPROCESSORS_ONLN)));
+}
+
 void ConfigureRuntime(int num_threads) {
-  if (num_threads <= 0) num_threads = static_cast<int>(std::max(1L, sysconf(_SC_NPROCESSORS_ONLN)));
-  at::set_num_threads(num_threads);
+  at::set_num_threads(ResolveThreadCount(num_threads));
   // glibc returns large freed blocks (tensors) to the OS after every
   // forward, so the next forward page-faults them back in: up to 2 million
   // faults per deberta-base forward. Serve every block from the heap (up to

@@ -33,6 +33,9 @@ absl::StatusOr<c10::Device> ParseDevice(const std::string& name);
 // keeps freed tensor memory inside the process (see memory note in the
 // implementation). Process-wide; idempotent.
 void ConfigureRuntime(int num_threads);
+// The thread count ConfigureRuntime uses: `num_threads`, or one per
+// online core when it is <= 0.
+int ResolveThreadCount(int num_threads);
 
 absl::StatusOr<LoadedNetwork> LoadNetwork(const EngineOptions& options);
 

@@ -55,10 +55,21 @@ absl::Status TranslateException(const std::exception& e) {
   return absl::InternalError(absl::StrCat("inference failed: ", what));
 }
 
+// Runs `fn` in inference mode with `num_threads` intra-op threads, turning
+// exceptions into statuses.
 template <typename Fn>
-auto RunGuarded(Fn&& fn) -> decltype(fn()) {
+auto RunGuarded(int num_threads, Fn&& fn) -> decltype(fn()) {
   try {
-    c10::InferenceMode inference_mode;  // Thread-local: set on the calling thread.
+    // Both are per calling thread. The OpenMP thread count set on the
+    // thread that loaded the model does not carry over to the batcher's
+    // thread: there, without this, a batch-1 deberta-base forward took
+    // 100 ms instead of 85 ms.
+    thread_local int threads_set = 0;
+    if (threads_set != num_threads) {
+      at::set_num_threads(num_threads);
+      threads_set = num_threads;
+    }
+    c10::InferenceMode inference_mode;
     return fn();
   } catch (const std::exception& e) {
     return TranslateException(e);
@@ -70,7 +81,8 @@ auto RunGuarded(Fn&& fn) -> decltype(fn()) {
 absl::StatusOr<std::unique_ptr<TorchEngine>> TorchEngine::Create(const EngineOptions& options) {
   ConfigureRuntime(options.num_threads);
   DEBERTA_ASSIGN_OR_RETURN(LoadedNetwork loaded, LoadNetwork(options));
-  return std::unique_ptr<TorchEngine>(new TorchEngine(std::move(loaded)));
+  return std::unique_ptr<TorchEngine>(
+      new TorchEngine(std::move(loaded), ResolveThreadCount(options.num_threads)));
 }
 
 absl::StatusOr<std::vector<ClassifyOutput>> TorchEngine::Classify(absl::Span<const Sequence> batch) {
@@ -86,7 +98,7 @@ absl::StatusOr<std::vector<ClassifyOutput>> TorchEngine::Classify(absl::Span<con
     sequences.push_back(&batch[i]);
   }
   if (sequences.empty()) return std::vector<ClassifyOutput>{};
-  return RunGuarded([&]() -> absl::StatusOr<std::vector<ClassifyOutput>> {
+  return RunGuarded(num_threads_, [&]() -> absl::StatusOr<std::vector<ClassifyOutput>> {
     NetworkInputs inputs = PadBatch(sequences, loaded_.config.type_vocab_size > 0, loaded_.device);
     at::Tensor logits = loaded_.network->ClassifierLogits(inputs).to(at::kCPU, at::kFloat).contiguous();
     at::Tensor probs = at::softmax(logits, -1).contiguous();
@@ -123,7 +135,7 @@ absl::StatusOr<std::vector<FillMaskOutput>> TorchEngine::FillMask(
     max_k = std::max(max_k, batch[i].top_k);
   }
   if (sequences.empty()) return std::vector<FillMaskOutput>{};
-  return RunGuarded([&]() -> absl::StatusOr<std::vector<FillMaskOutput>> {
+  return RunGuarded(num_threads_, [&]() -> absl::StatusOr<std::vector<FillMaskOutput>> {
     NetworkInputs inputs = PadBatch(sequences, loaded_.config.type_vocab_size > 0, loaded_.device);
     const int64_t rows = static_cast<int64_t>(position.size());
     at::Tensor b_idx = at::from_blob(batch_index.data(), {rows}, at::kLong).to(loaded_.device);

@@ -24,9 +24,11 @@ class TorchEngine final : public Engine {
       absl::Span<const MaskedSequence> batch) override;
 
  private:
-  explicit TorchEngine(LoadedNetwork loaded) : loaded_(std::move(loaded)) {}
+  TorchEngine(LoadedNetwork loaded, int num_threads)
+      : loaded_(std::move(loaded)), num_threads_(num_threads) {}
 
   LoadedNetwork loaded_;
+  const int num_threads_;  // Intra-op threads, set on each calling thread.
 };
 
 }  // namespace deberta::model

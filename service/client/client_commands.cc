@@ -39,6 +39,7 @@ ABSL_FLAG(int, max_len, 64, "bench: longest sequence");
 ABSL_FLAG(int, vocab, 1000, "bench: token ids are drawn from [5, vocab)");
 ABSL_FLAG(int, mask_id, 4, "bench: mask id placed in fill-mask sequences");
 ABSL_FLAG(bool, json, false, "bench: print JSON instead of a table");
+ABSL_FLAG(int, batch_size, 32, "engine-bench: sequences per engine call");
 
 namespace deberta::service {
 namespace {
@@ -142,7 +143,7 @@ int Health() {
 }
 
 struct LevelResult {
-  int concurrency = 0;
+  int concurrency = 0;  // The batch size, for engine-bench.
   double seconds = 0;
   int64_t ok = 0, tokens = 0;
   std::map<std::string, int64_t> errors;
@@ -153,26 +154,44 @@ struct LevelResult {
   }
 };
 
+// Benchmark sequences: [CLS] random ids [SEP], lengths uniform in
+// [--min_len, --max_len]. Each stream (one per client) is reproducible.
+class BenchSequences {
+ public:
+  explicit BenchSequences(uint32_t stream)
+      : rng_(1234 + stream),
+        length_(std::max(3, absl::GetFlag(FLAGS_min_len)),
+                std::max(std::max(3, absl::GetFlag(FLAGS_min_len)), absl::GetFlag(FLAGS_max_len))),
+        token_(5, absl::GetFlag(FLAGS_vocab) - 1) {}
+
+  std::vector<int> Next() {
+    const int len = length_(rng_);
+    std::vector<int> ids{1};
+    for (int i = 1; i < len - 1; ++i) ids.push_back(token_(rng_));
+    ids.push_back(2);
+    return ids;
+  }
+
+ private:
+  std::mt19937 rng_;
+  std::uniform_int_distribution<int> length_, token_;
+};
+
 LevelResult BenchLevel(const std::shared_ptr<grpc::Channel>& channel, int concurrency) {
   LevelResult result;
   result.concurrency = concurrency;
   std::mutex mu;
   const bool fill = absl::GetFlag(FLAGS_endpoint) == "fill-mask";
-  const int min_len = std::max(3, absl::GetFlag(FLAGS_min_len));
-  const int max_len = std::max(min_len, absl::GetFlag(FLAGS_max_len));
   const absl::Time end = absl::Now() + absl::GetFlag(FLAGS_duration);
   const absl::Time start = absl::Now();
   std::vector<std::thread> workers;
   for (int w = 0; w < concurrency; ++w) {
     workers.emplace_back([&, w] {
       auto stub = pb::InferenceService::NewStub(channel);
-      std::mt19937 rng(1234 + w);
-      std::uniform_int_distribution<int> length(min_len, max_len), token(5, absl::GetFlag(FLAGS_vocab) - 1);
+      BenchSequences sequences(w);
       while (absl::Now() < end) {
-        const int len = length(rng);
-        std::vector<int> ids{1};
-        for (int i = 1; i < len - 1; ++i) ids.push_back(token(rng));
-        ids.push_back(2);
+        std::vector<int> ids = sequences.Next();
+        const int len = static_cast<int>(ids.size());
         grpc::ClientContext context;
         context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));
         grpc::Status status;
@@ -207,31 +226,24 @@ LevelResult BenchLevel(const std::shared_ptr<grpc::Channel>& channel, int concur
   return result;
 }
 
-int Bench() {
-  auto channel = MakeChannel();
-  std::vector<LevelResult> results;
-  for (absl::string_view level : absl::StrSplit(absl::GetFlag(FLAGS_concurrency), ',', absl::SkipEmpty())) {
-    int concurrency;
-    if (!absl::SimpleAtoi(level, &concurrency) || concurrency < 1) {
-      std::cerr << "bad --concurrency value '" << level << "'\n";
-      return 2;
-    }
-    results.push_back(BenchLevel(channel, concurrency));
-  }
+// Prints results as a table or JSON; `unit` names the first column
+// ("concurrency" for bench, "batch_size" for engine-bench). Returns the
+// exit code: 1 if any request failed.
+int Report(const std::vector<LevelResult>& results, const std::string& unit) {
   if (absl::GetFlag(FLAGS_json)) {
     std::vector<std::string> items;
     for (const auto& r : results) {
       std::vector<std::string> errors;
       for (const auto& [code, n] : r.errors) errors.push_back(absl::StrCat("\"", code, "\": ", n));
       items.push_back(absl::StrCat(
-          "{\"concurrency\": ", r.concurrency, ", \"seconds\": ", r.seconds, ", \"ok\": ", r.ok,
+          "{\"", unit, "\": ", r.concurrency, ", \"seconds\": ", r.seconds, ", \"ok\": ", r.ok,
           ", \"sequences_per_s\": ", r.ok / r.seconds, ", \"tokens_per_s\": ", r.tokens / r.seconds,
           ", \"p50_ms\": ", r.Percentile(0.5), ", \"p90_ms\": ", r.Percentile(0.9),
           ", \"p99_ms\": ", r.Percentile(0.99), ", \"errors\": {", absl::StrJoin(errors, ", "), "}}"));
     }
     std::cout << "[" << absl::StrJoin(items, ",\n ") << "]\n";
   } else {
-    std::cout << "concurrency  seq/s     tokens/s   p50_ms   p90_ms   p99_ms   ok       errors\n";
+    std::printf("%-12s seq/s     tokens/s   p50_ms   p90_ms   p99_ms   ok       errors\n", unit.c_str());
     for (const auto& r : results) {
       std::vector<std::string> errors;
       for (const auto& [code, n] : r.errors) errors.push_back(absl::StrCat(code, "=", n));
@@ -247,9 +259,71 @@ int Bench() {
   return errors == 0 ? 0 : 1;
 }
 
+int Bench() {
+  auto channel = MakeChannel();
+  std::vector<LevelResult> results;
+  for (absl::string_view level : absl::StrSplit(absl::GetFlag(FLAGS_concurrency), ',', absl::SkipEmpty())) {
+    int concurrency;
+    if (!absl::SimpleAtoi(level, &concurrency) || concurrency < 1) {
+      std::cerr << "bad --concurrency value '" << level << "'\n";
+      return 2;
+    }
+    results.push_back(BenchLevel(channel, concurrency));
+  }
+  return Report(results, "concurrency");
+}
+
+// The engine alone, in one thread, on batches of --batch_size sequences
+// drawn like bench's. Latencies are per engine call.
+int EngineBench(const EngineMaker& make_engine) {
+  const int batch_size = absl::GetFlag(FLAGS_batch_size);
+  if (batch_size < 1) {
+    std::cerr << "--batch_size must be >= 1\n";
+    return 2;
+  }
+  auto engine = make_engine();
+  if (!engine.ok()) {
+    std::cerr << "engine-bench: " << engine.status() << "\n";
+    return 1;
+  }
+  BenchSequences sequences(0);
+  auto next_batch = [&] {
+    std::vector<model::Sequence> batch(batch_size);
+    for (auto& s : batch) {
+      std::vector<int> ids = sequences.Next();
+      s.token_ids.assign(ids.begin(), ids.end());
+    }
+    return batch;
+  };
+  if (auto warm = (*engine)->Classify(next_batch()); !warm.ok()) {
+    std::cerr << "engine-bench: " << warm.status() << "\n";
+    return 1;
+  }
+  LevelResult result;
+  result.concurrency = batch_size;
+  const absl::Time start = absl::Now(), end = start + absl::GetFlag(FLAGS_duration);
+  while (absl::Now() < end) {
+    std::vector<model::Sequence> batch = next_batch();
+    const absl::Time t0 = absl::Now();
+    auto out = (*engine)->Classify(batch);
+    const double ms = absl::ToDoubleMilliseconds(absl::Now() - t0);
+    if (!out.ok()) {
+      ++result.errors[absl::StatusCodeToString(out.status().code())];
+      continue;
+    }
+    result.ok += batch_size;
+    for (const auto& s : batch) result.tokens += static_cast<int64_t>(s.token_ids.size());
+    result.latencies_ms.push_back(ms);
+  }
+  result.seconds = absl::ToDoubleSeconds(absl::Now() - start);
+  std::sort(result.latencies_ms.begin(), result.latencies_ms.end());
+  return Report({result}, "batch_size");
+}
+
 }  // namespace
 
-int RunClientCommand(const std::string& command, const std::vector<std::string>& args) {
+int RunClientCommand(const std::string& command, const std::vector<std::string>& args,
+                     const EngineMaker& make_engine) {
   if (!args.empty()) {
     std::cerr << "unexpected argument '" << args.front() << "'\n";
     return 2;
@@ -259,7 +333,9 @@ int RunClientCommand(const std::string& command, const std::vector<std::string>&
   if (command == "info") return Info();
   if (command == "health") return Health();
   if (command == "bench") return Bench();
-  std::cerr << "unknown command '" << command << "' (run, classify, fill-mask, info, health, bench)\n";
+  if (command == "engine-bench") return EngineBench(make_engine);
+  std::cerr << "unknown command '" << command
+            << "' (run, make-random-model, classify, fill-mask, info, health, bench, engine-bench)\n";
   return 2;
 }
 
