@@ -25,6 +25,11 @@ Batcher::Batcher(const Options& options, model::Engine* engine, Clock* clock,
 
 Batcher::~Batcher() { Stop(); }
 
+void Batcher::RunOnExecutor(std::function<void()> fn) {
+  absl::MutexLock lock(&mu_);
+  executor_work_.push_back(std::move(fn));
+}
+
 void Batcher::StartDraining() {
   absl::MutexLock lock(&mu_);
   draining_ = true;
@@ -130,16 +135,18 @@ std::vector<std::unique_ptr<BatchTask>> Batcher::TakeBatch(
 void Batcher::Run() {
   while (true) {
     std::vector<std::unique_ptr<BatchTask>> batch, dropped;
+    std::vector<std::function<void()>> work;
     TaskKind kind = TaskKind::kClassify;
     absl::Time now;
     {
       absl::MutexLock lock(&mu_);
       while (true) {
         now = clock_->Now();
-        if (HasReadyWork(now)) break;
+        if (!executor_work_.empty() || HasReadyWork(now)) break;
         if (stopping_) return;  // Nothing left anywhere.
-        // Wake for: stop, a full batch, or a task that moves the next flush
-        // earlier (one arriving at an empty queue); else at the flush time.
+        // Wake for: stop, executor work, a full batch, or a task that moves
+        // the next flush earlier (one arriving at an empty queue); else at
+        // the flush time.
         struct Wait {
           Batcher* batcher;
           absl::Time flush;
@@ -147,25 +154,29 @@ void Batcher::Run() {
         clock_->AwaitUntil(mu_,
                            absl::Condition(
                                +[](Wait* w) ABSL_NO_THREAD_SAFETY_ANALYSIS {
-                                 return w->batcher->stopping_ ||
+                                 return w->batcher->stopping_ || !w->batcher->executor_work_.empty() ||
                                         w->batcher->HasReadyWork(absl::InfinitePast()) ||
                                         w->batcher->EarliestFlushTime() < w->flush;
                                },
                                &wait),
                            wait.flush);
       }
-      // Round-robin over the endpoints that are ready.
-      for (int i = 0; i < kNumTaskKinds; ++i) {
-        const int k = (next_kind_ + i) % kNumTaskKinds;
-        if (IsReady(queues_[k], now)) {
-          kind = static_cast<TaskKind>(k);
-          next_kind_ = (k + 1) % kNumTaskKinds;
-          break;
+      work.swap(executor_work_);
+      if (work.empty()) {
+        // Round-robin over the endpoints that are ready.
+        for (int i = 0; i < kNumTaskKinds; ++i) {
+          const int k = (next_kind_ + i) % kNumTaskKinds;
+          if (IsReady(queues_[k], now)) {
+            kind = static_cast<TaskKind>(k);
+            next_kind_ = (k + 1) % kNumTaskKinds;
+            break;
+          }
         }
+        batch = TakeBatch(kind, now, &dropped);
       }
-      batch = TakeBatch(kind, now, &dropped);
     }
     // Never run the model, or callbacks, under the lock.
+    for (auto& fn : work) fn();
     for (auto& task : dropped) {
       const bool expired = task->deadline <= now;
       if (metrics_) metrics_->RecordRejection(expired ? "deadline_exceeded" : "cancelled");

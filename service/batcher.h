@@ -5,6 +5,7 @@
 
 #include <array>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <thread>
 #include <vector>
@@ -62,6 +63,12 @@ class Batcher {
   // max_enqueued_tasks, Unavailable after Stop.
   absl::Status Schedule(std::vector<std::unique_ptr<BatchTask>> tasks);
 
+  // Runs `fn` on the executor thread before the next batch, and returns at
+  // once. For work that must run on the thread that runs the engine: the
+  // server's warm-up (the engine's intra-op threads belong to the thread
+  // that calls it). REQUIRES: before Stop.
+  void RunOnExecutor(std::function<void()> fn);
+
   // From now on queued tasks run as soon as the executor is free, without
   // waiting for a batch to fill: no more work is coming while the server
   // drains. Schedule still accepts tasks. Idempotent.
@@ -98,6 +105,7 @@ class Batcher {
   mutable absl::Mutex mu_;
   std::array<Queue, kNumTaskKinds> queues_ ABSL_GUARDED_BY(mu_);
   std::array<int64_t, kNumTaskKinds> queued_tokens_ ABSL_GUARDED_BY(mu_){};
+  std::vector<std::function<void()>> executor_work_ ABSL_GUARDED_BY(mu_);
   bool draining_ ABSL_GUARDED_BY(mu_) = false;  // Set by StartDraining or Stop.
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   int next_kind_ ABSL_GUARDED_BY(mu_) = 0;  // Round-robin start.

@@ -167,6 +167,18 @@ void ServiceMetrics::AddInflight(int delta) { inflight_->Increment(delta); }
 void ServiceMetrics::SetModelReady(bool ready) { model_ready_->Set(ready ? 1 : 0); }
 void ServiceMetrics::SetDraining(bool draining) { draining_->Set(draining ? 1 : 0); }
 
+void ServiceMetrics::SetBatcherLimits(size_t max_batch_size, int64_t max_batch_tokens,
+                                      size_t max_queue_size) {
+  auto& family = prometheus::BuildGauge()
+                     .Name("deberta_batcher_limit")
+                     .Help("The batcher's configured limits, so dashboards and alerts can compute "
+                           "batch fill and queue saturation.")
+                     .Register(*registry_);
+  family.Add({{"limit", "max_batch_size"}}).Set(static_cast<double>(max_batch_size));
+  family.Add({{"limit", "max_batch_tokens"}}).Set(static_cast<double>(max_batch_tokens));
+  family.Add({{"limit", "max_queue_size"}}).Set(static_cast<double>(max_queue_size));
+}
+
 void ServiceMetrics::SetBuildInfo(const std::map<std::string, std::string>& labels) {
   build_info_.Add(labels).Set(1);
 }

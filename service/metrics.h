@@ -49,6 +49,9 @@ class ServiceMetrics {
   void SetModelReady(bool ready);
   void SetDraining(bool draining);
   void SetBuildInfo(const std::map<std::string, std::string>& labels);
+  // deberta_batcher_limit{limit="max_batch_size"|"max_batch_tokens"|
+  // "max_queue_size"}; call once.
+  void SetBatcherLimits(size_t max_batch_size, int64_t max_batch_tokens, size_t max_queue_size);
 
  private:
   std::shared_ptr<prometheus::Registry> registry_;

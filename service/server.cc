@@ -7,6 +7,7 @@
 
 
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/notification.h"
 
 namespace deberta::service {
 
@@ -41,18 +42,25 @@ int Server::metrics_port() const {
 }
 
 absl::Status Server::WarmUp() {
-  // One small forward per endpoint: allocates the first buffers and loads
-  // kernels before the first real request.
-  model::Sequence sequence;
-  sequence.token_ids.assign(std::min<int64_t>(8, engine_->info().max_sequence_length), 1);
-  if (engine_->info().has_classifier) {
-    if (auto r = engine_->Classify({sequence}); !r.ok()) return r.status();
-  }
-  if (engine_->info().has_mlm_head) {
-    model::MaskedSequence masked{sequence, {0}, 1};
-    if (auto r = engine_->FillMask({masked}); !r.ok()) return r.status();
-  }
-  return absl::OkStatus();
+  // One small forward per endpoint, on the batcher's thread where every
+  // later batch runs: allocates the first buffers, loads kernels and starts
+  // that thread's intra-op workers before the first request.
+  absl::Status status;
+  absl::Notification done;
+  batcher_->RunOnExecutor([this, &status, &done] {
+    model::Sequence sequence;
+    sequence.token_ids.assign(std::min<int64_t>(8, engine_->info().max_sequence_length), 1);
+    if (engine_->info().has_classifier) {
+      if (auto r = engine_->Classify({sequence}); !r.ok()) status = r.status();
+    }
+    if (status.ok() && engine_->info().has_mlm_head) {
+      model::MaskedSequence masked{sequence, {0}, 1};
+      if (auto r = engine_->FillMask({masked}); !r.ok()) status = r.status();
+    }
+    done.Notify();
+  });
+  done.WaitForNotification();
+  return status;
 }
 
 absl::Status Server::Start() {
@@ -62,6 +70,8 @@ absl::Status Server::Start() {
                          {"model", info.name},
                          {"device", info.device},
                          {"dtype", info.dtype}});
+  metrics_.SetBatcherLimits(config_.batcher.max_batch_size, config_.batcher.max_batch_tokens,
+                            config_.batcher.max_enqueued_tasks);
   metrics_.SetModelReady(false);
   metrics_.SetDraining(false);
   if (config_.metrics_port >= 0) {

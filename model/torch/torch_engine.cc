@@ -60,10 +60,9 @@ absl::Status TranslateException(const std::exception& e) {
 template <typename Fn>
 auto RunGuarded(int num_threads, Fn&& fn) -> decltype(fn()) {
   try {
-    // Both are per calling thread. The OpenMP thread count set on the
-    // thread that loaded the model does not carry over to the batcher's
-    // thread: there, without this, a batch-1 deberta-base forward took
-    // 100 ms instead of 85 ms.
+    // Both are per calling thread (OpenMP's thread count is a per-thread
+    // setting), and the caller is usually not the thread that loaded the
+    // model: the server's batcher thread.
     thread_local int threads_set = 0;
     if (threads_set != num_threads) {
       at::set_num_threads(num_threads);
@@ -79,7 +78,14 @@ auto RunGuarded(int num_threads, Fn&& fn) -> decltype(fn()) {
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<TorchEngine>> TorchEngine::Create(const EngineOptions& options) {
-  ConfigureRuntime(options.num_threads);
+  // Load on one thread. libgomp keeps a pool of workers for every thread
+  // that ever ran a parallel region, and once a process holds more OpenMP
+  // threads than cores it stops spinning between regions (its "throttled"
+  // spin count): a 2-thread team on the batcher's thread then ran each
+  // element-wise op 1.7x slower and a deberta-base forward 15% slower,
+  // because the loading thread also held a 2-thread team. Inference sets
+  // its own count on the thread that runs it (RunGuarded).
+  ConfigureRuntime(/*num_threads=*/1);
   DEBERTA_ASSIGN_OR_RETURN(LoadedNetwork loaded, LoadNetwork(options));
   return std::unique_ptr<TorchEngine>(
       new TorchEngine(std::move(loaded), ResolveThreadCount(options.num_threads)));

@@ -381,6 +381,8 @@ TEST_F(DemoServerTest, MetricsScrapeShowsTheTraffic) {
            "\ndeberta_inflight_requests 0\n",
            "\ndeberta_model_ready 1\n",
            "\ndeberta_draining 0\n",
+           "\ndeberta_batcher_limit{limit=\"max_batch_size\"} 32\n",
+           "\ndeberta_batcher_limit{limit=\"max_queue_size\"} 1024\n",
            "deberta_build_info{device=\"cpu\",dtype=\"float32\",model=\"demo\",version=\"test\"} 1",
        }) {
     EXPECT_THAT(*text, HasSubstr(expected));

@@ -10,6 +10,7 @@
 
 #include <atomic>
 #include <memory>
+#include <thread>
 
 #include "absl/synchronization/notification.h"
 #include "service/metrics.h"
@@ -306,6 +307,30 @@ TEST_F(BatcherTest, DrainingRunsPartialBatchesWithoutWaitingForTimeout) {
   AwaitAll(outcomes);
   clock_.AwaitWaiter(absl::InfiniteFuture());
   EXPECT_EQ(engine_.batches_run(), 2);
+}
+
+TEST_F(BatcherTest, RunsExecutorWorkOnTheExecutorThreadBeforeTheNextBatch) {
+  options_.batch_timeout = absl::ZeroDuration();
+  Start();
+  engine_.Block();
+  std::vector<std::shared_ptr<Outcome>> outcomes;
+  ASSERT_TRUE(ScheduleTask(TaskKind::kClassify, {Tokens(1, 5)}, &outcomes).ok());
+  engine_.AwaitBlockedBatch();
+  ASSERT_TRUE(ScheduleTask(TaskKind::kClassify, {Tokens(2, 5)}, &outcomes).ok());
+  std::thread::id work_thread;
+  int batches_before_work = -1;
+  absl::Notification work_done;
+  batcher_->RunOnExecutor([&] {
+    work_thread = std::this_thread::get_id();
+    batches_before_work = engine_.batches_run();
+    work_done.Notify();
+  });
+  engine_.Unblock();
+  AwaitAll(outcomes);
+  work_done.WaitForNotification();
+  EXPECT_NE(work_thread, std::this_thread::get_id());
+  EXPECT_EQ(batches_before_work, 1);  // Ran before the queued batch of 2.
+  EXPECT_THAT(engine_.BatchesByFirstToken(), ElementsAre(ElementsAre(1), ElementsAre(2)));
 }
 
 TEST_F(BatcherTest, RecordsRealAndPaddingTokensAndRejections) {
