@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
-# Installs every build, test and runtime dependency of deberta-serve from
-# Debian 12 packages. Idempotent: packages already present are skipped by apt.
-# Usage: scripts/install_deps.sh [--runtime-only]
+# Installs the dependencies of deberta-serve from Debian 12 packages.
+# Idempotent: packages already present are skipped.
+#
+#   scripts/install_deps.sh                 build + test tools (what scripts/test.sh needs)
+#   scripts/install_deps.sh --build         toolchain and libraries only (image build stage)
+#   scripts/install_deps.sh --runtime-only  shared libraries the server needs (image runtime stage)
 set -euo pipefail
 
 build_packages=(
@@ -11,13 +14,23 @@ build_packages=(
   libabsl-dev prometheus-cpp-dev nlohmann-json3-dev
   libgtest-dev libgmock-dev libbenchmark-dev
 )
-runtime_packages=(libtorch1.13 libopenblas0-openmp)
+# What the integration tests drive: a real Prometheus and promtool, podman
+# and debootstrap for the image test. (Node.js and npm, for the offline
+# Kubernetes schema check, come with this machine kind.)
+test_packages=(
+  prometheus curl ca-certificates podman runc debootstrap fuse-overlayfs uidmap
+)
+runtime_packages=(
+  libtorch1.13 libopenblas0-openmp libgrpc++1.51 libprotobuf32 libabsl20220623
+  libprometheus-cpp-pull1.0 libprometheus-cpp-core1.0 ca-certificates
+)
 
-if [[ "${1:-}" == "--runtime-only" ]]; then
-  packages=("${runtime_packages[@]}")
-else
-  packages=("${build_packages[@]}")
-fi
+case "${1:-}" in
+  --runtime-only) packages=("${runtime_packages[@]}") ;;
+  --build) packages=("${build_packages[@]}") ;;
+  "") packages=("${build_packages[@]}" "${test_packages[@]}") ;;
+  *) echo "usage: $0 [--build|--runtime-only]" >&2; exit 2 ;;
+esac
 
 missing=()
 for p in "${packages[@]}"; do

@@ -16,14 +16,15 @@
 ABSL_FLAG(std::string, model, "demo", "Checkpoint folder (config.json + model.safetensors) or 'demo'");
 ABSL_FLAG(std::string, listen_address, "0.0.0.0", "Address to listen on");
 ABSL_FLAG(int, port, 50051, "gRPC port (0 = pick a free one)");
-ABSL_FLAG(int, metrics_port, 9090, "Prometheus /metrics port (-1 = off)");
+ABSL_FLAG(int, metrics_port, 9464, "Prometheus /metrics port (-1 = off; 9464, not Prometheus's own 9090)");
 ABSL_FLAG(std::string, device, "cpu", "cpu or cuda:N");
 ABSL_FLAG(std::string, dtype, "float32", "float32, bfloat16 (CPU with avx512_bf16, GPU) or float16 (GPU)");
-ABSL_FLAG(int, threads, 0, "CPU threads for the model (0 = all cores)");
+ABSL_FLAG(int, threads, 0, "CPU threads for the model (0 = the CPUs this process may use, within its cgroup CPU limit)");
 ABSL_FLAG(std::string, emd, "auto", "Fill-mask decoder: auto, emd (Enhanced Mask Decoder) or plain");
 ABSL_FLAG(int, max_batch_size, 32, "Most sequences per batch");
 ABSL_FLAG(int64_t, max_batch_tokens, 8192, "Most padded tokens (sequences x longest) per batch");
-ABSL_FLAG(absl::Duration, batch_timeout, absl::Milliseconds(1), "Longest wait for a batch to fill");
+ABSL_FLAG(absl::Duration, batch_timeout, absl::ZeroDuration(),
+          "Longest wait for a batch to fill (0: run what is queued as soon as the model is free)");
 ABSL_FLAG(std::string, batching, "length_aware",
           "Batch formation: length_aware (similar lengths together) or first_come (arrival order)");
 ABSL_FLAG(int, max_message_bytes, 16 << 20, "Largest request message; larger ones get RESOURCE_EXHAUSTED");
@@ -48,7 +49,7 @@ int Fail(const absl::Status& status) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  absl::SetProgramUsageMessage("deberta-server --model=DIR|demo [--port=50051] [--metrics_port=9090]");
+  absl::SetProgramUsageMessage("deberta-server --model=DIR|demo [--port=50051] [--metrics_port=9464]");
   absl::ParseCommandLine(argc, argv);
 
   // Signals are taken by a dedicated thread (sigwait), so shutdown runs

@@ -22,7 +22,7 @@ namespace deberta::service {
 struct ServerConfig {
   std::string listen_address = "0.0.0.0";
   int port = 50051;           // 0 picks a free port (tests).
-  int metrics_port = 9090;    // 0 picks a free port; -1 disables the exposer.
+  int metrics_port = 9464;    // 0 picks a free port; -1 disables the exposer.
   Batcher::Options batcher;
   InferenceServiceImpl::Options service;
   absl::Duration drain_timeout = absl::Seconds(20);

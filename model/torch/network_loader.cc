@@ -3,11 +3,14 @@
 
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
-#include <torch/cuda.h>
 #include <malloc.h>
+#include <sched.h>
+#include <torch/cuda.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
 
 #include "absl/strings/numbers.h"
@@ -55,7 +58,22 @@ absl::StatusOr<c10::Device> ParseDevice(const std::string& name) {
 }
 
 int ResolveThreadCount(int num_threads) {
-  return num_threads > 0 ? num_threads : static_cast<int>(std::max(1L, sysconf(_SC_NPROCESSORS_ONLN)));
+  if (num_threads > 0) return num_threads;
+  // The CPUs this process may run on, further limited by a cgroup v2 CPU
+  // quota ("cpu.max": "<quota> <period>" or "max <period>"), so that a
+  // container with a 2-CPU limit on a 64-core node uses 2 threads.
+  cpu_set_t allowed;
+  int cpus = sched_getaffinity(0, sizeof(allowed), &allowed) == 0
+                 ? CPU_COUNT(&allowed)
+                 : static_cast<int>(std::max(1L, sysconf(_SC_NPROCESSORS_ONLN)));
+  std::ifstream cpu_max("/sys/fs/cgroup/cpu.max");
+  std::string quota;
+  int64_t period = 0;
+  if (cpu_max >> quota >> period && quota != "max" && period > 0) {
+    const int64_t limit = (std::stoll(quota) + period - 1) / period;
+    cpus = static_cast<int>(std::min<int64_t>(cpus, std::max<int64_t>(1, limit)));
+  }
+  return std::max(1, cpus);
 }
 
 void ConfigureRuntime(int num_threads) {
