@@ -94,7 +94,10 @@ grpc::ServerUnaryReactor* InferenceServiceImpl::Submit(
     grpc::CallbackServerContext* context, Endpoint endpoint,
     std::vector<std::unique_ptr<BatchTask>> tasks, const absl::Status& invalid) {
   auto* call = new Call();
-  call->reactor = context->DefaultReactor();
+  // Once its tasks are scheduled, the batcher may finish the call and
+  // delete it before Schedule even returns: after that, use only `reactor`.
+  grpc::ServerUnaryReactor* const reactor = context->DefaultReactor();
+  call->reactor = reactor;
   call->metrics = metrics_;
   {
     absl::MutexLock lock(&calls_mu_);
@@ -131,10 +134,9 @@ grpc::ServerUnaryReactor* InferenceServiceImpl::Submit(
     status = batcher_->Schedule(std::move(tasks));
     if (status.ok()) {
       if (metrics_) metrics_->RecordInputTokens(endpoint, tokens);
-      return call->reactor;
+      return reactor;
     }
   }
-  grpc::ServerUnaryReactor* reactor = call->reactor;
   call->Finish(status);
   delete call;
   return reactor;
