@@ -18,7 +18,7 @@ build_packages=(
 # and debootstrap for the image test. (Node.js and npm, for the offline
 # Kubernetes schema check, come with this machine kind.)
 test_packages=(
-  prometheus curl ca-certificates podman runc debootstrap fuse-overlayfs uidmap
+  prometheus curl ca-certificates podman runc catatonit debootstrap fuse-overlayfs uidmap
 )
 runtime_packages=(
   libtorch1.13 libopenblas0-openmp libgrpc++1.51 libprotobuf32 libabsl20220623

@@ -89,6 +89,16 @@ class BatcherTest : public ::testing::Test {
     return status;
   }
 
+  // Schedules one request, expects OK, and waits until every sequence is done.
+  std::vector<std::shared_ptr<Outcome>> RunRequest(TaskKind kind,
+                                                   const std::vector<std::vector<int32_t>>& sequences) {
+    std::vector<std::shared_ptr<Outcome>> outcomes;
+    absl::Status status = ScheduleTask(kind, sequences, &outcomes);
+    EXPECT_TRUE(status.ok()) << status;
+    if (status.ok()) AwaitAll(outcomes);
+    return outcomes;
+  }
+
   static void AwaitAll(const std::vector<std::shared_ptr<Outcome>>& outcomes) {
     for (const auto& outcome : outcomes) outcome->done.WaitForNotification();
   }
@@ -104,11 +114,7 @@ TEST_F(BatcherTest, FormsBatchesOfSimilarLength) {
   options_.max_batch_size = 2;
   options_.batch_timeout = absl::Hours(1);
   Start();
-  std::vector<std::shared_ptr<Outcome>> outcomes;
-  ASSERT_TRUE(ScheduleTask(TaskKind::kClassify,
-                           {Tokens(1, 10), Tokens(2, 50), Tokens(3, 12), Tokens(4, 52)}, &outcomes)
-                  .ok());
-  AwaitAll(outcomes);
+  RunRequest(TaskKind::kClassify, {Tokens(1, 10), Tokens(2, 50), Tokens(3, 12), Tokens(4, 52)});
   EXPECT_THAT(engine_.BatchesByFirstToken(), ElementsAre(ElementsAre(1, 3), ElementsAre(2, 4)));
 }
 
@@ -117,11 +123,7 @@ TEST_F(BatcherTest, FirstComeFormationKeepsArrivalOrder) {
   options_.batch_timeout = absl::Hours(1);
   options_.length_aware = false;
   Start();
-  std::vector<std::shared_ptr<Outcome>> outcomes;
-  ASSERT_TRUE(ScheduleTask(TaskKind::kClassify,
-                           {Tokens(1, 10), Tokens(2, 50), Tokens(3, 12), Tokens(4, 52)}, &outcomes)
-                  .ok());
-  AwaitAll(outcomes);
+  RunRequest(TaskKind::kClassify, {Tokens(1, 10), Tokens(2, 50), Tokens(3, 12), Tokens(4, 52)});
   EXPECT_THAT(engine_.BatchesByFirstToken(), ElementsAre(ElementsAre(1, 2), ElementsAre(3, 4)));
 }
 
@@ -130,11 +132,7 @@ TEST_F(BatcherTest, PaddedTokenBudgetSplitsBatches) {
   options_.max_batch_tokens = 100;  // 2 x 40 fits, 3 x 40 does not.
   options_.batch_timeout = absl::ZeroDuration();
   Start();
-  std::vector<std::shared_ptr<Outcome>> outcomes;
-  ASSERT_TRUE(ScheduleTask(TaskKind::kClassify,
-                           {Tokens(1, 40), Tokens(2, 40), Tokens(3, 40), Tokens(4, 40)}, &outcomes)
-                  .ok());
-  AwaitAll(outcomes);
+  RunRequest(TaskKind::kClassify, {Tokens(1, 40), Tokens(2, 40), Tokens(3, 40), Tokens(4, 40)});
   EXPECT_THAT(engine_.BatchLengths(), ElementsAre(ElementsAre(40, 40), ElementsAre(40, 40)));
 }
 
@@ -228,16 +226,13 @@ TEST_F(BatcherTest, EngineFailureFailsEveryTaskOfTheBatchAndBatcherGoesOn) {
   options_.batch_timeout = absl::ZeroDuration();
   Start();
   engine_.FailWith(absl::InternalError("device on fire"));
-  std::vector<std::shared_ptr<Outcome>> failed, later;
-  ASSERT_TRUE(ScheduleTask(TaskKind::kClassify, {Tokens(1, 5), Tokens(2, 6)}, &failed).ok());
-  AwaitAll(failed);
+  auto failed = RunRequest(TaskKind::kClassify, {Tokens(1, 5), Tokens(2, 6)});
   for (const auto& outcome : failed) {
     EXPECT_TRUE(absl::IsInternal(outcome->status));
     EXPECT_THAT(outcome->status.message(), HasSubstr("device on fire"));
   }
   engine_.FailWith(absl::OkStatus());
-  ASSERT_TRUE(ScheduleTask(TaskKind::kClassify, {Tokens(3, 5)}, &later).ok());
-  AwaitAll(later);
+  auto later = RunRequest(TaskKind::kClassify, {Tokens(3, 5)});
   EXPECT_TRUE(later[0]->status.ok());
 }
 
@@ -245,11 +240,8 @@ TEST_F(BatcherTest, EachResultReachesItsOwnTaskWhenBatchesReorder) {
   options_.max_batch_size = 2;
   options_.batch_timeout = absl::Hours(1);
   Start();
-  std::vector<std::shared_ptr<Outcome>> outcomes;
-  ASSERT_TRUE(ScheduleTask(TaskKind::kClassify,
-                           {Tokens(11, 50), Tokens(12, 10), Tokens(13, 48), Tokens(14, 12)}, &outcomes)
-                  .ok());
-  AwaitAll(outcomes);
+  auto outcomes =
+      RunRequest(TaskKind::kClassify, {Tokens(11, 50), Tokens(12, 10), Tokens(13, 48), Tokens(14, 12)});
   ASSERT_EQ(engine_.batches_run(), 2);
   // FakeEngine's first logit is the first token id, its second the length.
   const std::vector<std::pair<float, float>> expected{{11, 50}, {12, 10}, {13, 48}, {14, 12}};

@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# Offline checks of the deployment files (a CTest test, label "deploy"):
+#   * promtool: the rules and the example config parse; the alert unit tests pass;
+#   * kustomize: both overlays build, and every object passes its Kubernetes
+#     (or Prometheus-operator) schema;
+#   * the Dockerfiles lint clean.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+echo "== promtool"
+promtool check rules deploy/prometheus/rules.yaml
+promtool check config deploy/prometheus/prometheus.yaml
+promtool test rules deploy/prometheus/tests/rules_test.yaml
+
+echo "== node tools (deploy/tools, pinned by package-lock.json)"
+if [ ! -d deploy/tools/node_modules ]; then
+  npm ci --prefix deploy/tools --no-audit --no-fund --loglevel=error
+fi
+
+out=$(mktemp -d)
+trap 'rm -rf "$out"' EXIT
+for overlay in cpu gpu; do
+  echo "== kustomize overlays/$overlay"
+  kubectl kustomize "deploy/kubernetes/overlays/$overlay" >"$out/$overlay.yaml"
+  node deploy/tools/validate_manifests.mjs <"$out/$overlay.yaml"
+done
+# The overlays must differ where they should: device, image, GPU resource.
+expect() {  # expect OVERLAY PATTERN yes|no
+  if grep -q -e "$2" "$out/$1.yaml"; then found=yes; else found=no; fi
+  if [ "$found" != "$3" ]; then echo "FAIL overlays/$1: '$2' present: $found, expected $3" >&2; exit 1; fi
+}
+expect gpu "nvidia.com/gpu: \"1\"" yes
+expect cpu "nvidia.com/gpu" no
+expect gpu "--device=cuda:0" yes
+expect cpu "--device=cpu" yes
+expect gpu "image: deberta-serve:cuda" yes
+expect cpu "image: deberta-serve:cpu" yes
+
+echo "== Dockerfiles"
+node deploy/tools/lint_dockerfiles.mjs docker/Dockerfile docker/Dockerfile.cuda
+sh -n docker/entrypoint.sh
+echo "deploy checks: all passed"

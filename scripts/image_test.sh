@@ -1,0 +1,86 @@
+#!/usr/bin/env bash
+# Builds the CPU image with podman and tests it for real: starts it on the
+# demo model, checks health SERVING, one classify and one fill-mask request
+# (with the image's own deberta-cli), that it runs as non-root, then stops it
+# with SIGTERM and checks that the server drained and exited 0. CI runs it.
+#
+# No registry is reachable, so the Debian 12 base image is made here with
+# `debootstrap --variant=minbase bookworm` from the mirror in this machine's
+# apt sources and imported under the name docker/Dockerfile uses. Every
+# podman setting comes from docker/podman/ (CONTAINERS_CONF,
+# CONTAINERS_STORAGE_CONF); images live under $IMAGE_TEST_ROOT.
+#
+#   scripts/image_test.sh          (as root: debootstrap and rootful podman)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+ROOT=${IMAGE_TEST_ROOT:-$PWD/build/podman}
+BASE_IMAGE=docker.io/library/debian:bookworm-slim
+IMAGE=localhost/deberta-serve:cpu
+NAME=deberta-image-test-$$
+mkdir -p "$ROOT"
+sed "s|@ROOT@|$ROOT|g" docker/podman/storage.conf.in >"$ROOT/storage.conf"
+export CONTAINERS_CONF=$PWD/docker/podman/containers.conf
+export CONTAINERS_STORAGE_CONF=$ROOT/storage.conf
+
+# The Debian mirror this machine's apt uses (deb822 or one-line sources).
+mirror() {
+  local uri
+  uri=$(grep -hs '^URIs:' /etc/apt/sources.list.d/*.sources | awk '{print $2}' | grep -v security | head -1)
+  [ -z "$uri" ] && uri=$(grep -hs '^deb ' /etc/apt/sources.list /etc/apt/sources.list.d/*.list |
+                         awk '{print $2}' | grep -v security | head -1)
+  echo "${uri:-http://deb.debian.org/debian}"
+}
+
+if ! podman image exists "$BASE_IMAGE"; then
+  rootfs=$ROOT/rootfs
+  rm -rf "$rootfs"
+  echo "image_test: debootstrap bookworm from $(mirror)"
+  debootstrap --variant=minbase bookworm "$rootfs" "$(mirror)" >"$ROOT/debootstrap.log" 2>&1 ||
+    { tail -20 "$ROOT/debootstrap.log"; exit 1; }
+  rm -rf "$rootfs"/var/cache/apt/archives/*.deb "$rootfs"/var/lib/apt/lists/*
+  tar -C "$rootfs" -c . | podman import - "$BASE_IMAGE" >/dev/null
+  rm -rf "$rootfs"
+fi
+
+echo "image_test: building $IMAGE"
+podman build --network host --pull=never -f docker/Dockerfile -t "$IMAGE" . >"$ROOT/build.log" 2>&1 ||
+  { tail -40 "$ROOT/build.log"; exit 1; }
+podman image inspect "$IMAGE" --format 'image_test: {{.Id}} {{.Size}} bytes, user {{.Config.User}}'
+
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+PORT=$(free_port)
+METRICS_PORT=$(free_port)
+cleanup() { podman rm -f "$NAME" >/dev/null 2>&1 || true; }
+trap cleanup EXIT
+podman run -d --init --network host --name "$NAME" "$IMAGE" \
+  --port="$PORT" --metrics_port="$METRICS_PORT" --threads=1 >/dev/null
+
+cli() { podman exec "$NAME" deberta-cli "$@" --server="127.0.0.1:$PORT"; }
+for _ in $(seq 120); do
+  if cli health 2>/dev/null | grep -qx SERVING; then break; fi
+  if [ "$(podman inspect -f '{{.State.Running}}' "$NAME")" != true ]; then podman logs "$NAME"; exit 1; fi
+  sleep 0.5
+done
+cli health | grep -qx "SERVING" || { echo "FAIL: not SERVING"; podman logs "$NAME"; exit 1; }
+echo "ok   health SERVING"
+cli health --health_service=deberta.serving.v1.InferenceService | grep -qx "SERVING"
+echo "ok   inference service SERVING"
+cli classify --sequences="1 17 42 99 2" --top_k=1 | tee "$ROOT/classify.out" | grep -q "sequence 0:  "
+echo "ok   classify: $(tr '\n' ' ' <"$ROOT/classify.out" | cut -c1-120)"
+cli fill-mask --sequences="1 17 4 99 2" --top_k=3 | tee "$ROOT/fill.out" | grep -q "position 2"
+echo "ok   fill-mask: $(tr '\n' ' ' <"$ROOT/fill.out" | cut -c1-120)"
+[ "$(podman exec "$NAME" id -u)" = 10001 ] || { echo "FAIL: runs as root"; exit 1; }
+echo "ok   runs as uid 10001"
+curl -fs "http://127.0.0.1:$METRICS_PORT/metrics" | grep -q '^deberta_model_ready 1'
+echo "ok   /metrics served"
+
+podman stop --time 30 "$NAME" >/dev/null   # SIGTERM, through --init to the server.
+EXIT_CODE=$(podman inspect -f '{{.State.ExitCode}}' "$NAME")
+podman logs "$NAME" >"$ROOT/server.log" 2>&1
+[ "$EXIT_CODE" = 0 ] || { echo "FAIL: exit code $EXIT_CODE"; cat "$ROOT/server.log"; exit 1; }
+grep -q "signal 15, draining" "$ROOT/server.log" && grep -q "stopped" "$ROOT/server.log" ||
+  { echo "FAIL: no drain in the log"; cat "$ROOT/server.log"; exit 1; }
+echo "ok   SIGTERM: drained, exit code 0"
+podman image prune -f >/dev/null 2>&1 || true  # Layers of earlier builds.
+echo "image_test: passed"
