@@ -10,9 +10,10 @@
 # podman setting comes from docker/podman/ (CONTAINERS_CONF,
 # CONTAINERS_STORAGE_CONF); images live under $IMAGE_TEST_ROOT.
 #
-#   scripts/image_test.sh          (as root: debootstrap and rootful podman)
+#   scripts/image_test.sh          (debootstrap and podman run as root; sudo otherwise)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+if [[ $(id -u) -ne 0 ]]; then exec sudo -E "$0" "$@"; fi
 
 ROOT=${IMAGE_TEST_ROOT:-$PWD/build/podman}
 BASE_IMAGE=docker.io/library/debian:bookworm-slim
