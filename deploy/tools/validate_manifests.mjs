@@ -1,15 +1,45 @@
 // Validates Kubernetes manifests offline against the Kubernetes and
 // Prometheus-operator schemas (kubernetes-models: JSON schemas generated
-// from the upstream OpenAPI definitions, checked with ajv).
+// from the upstream OpenAPI definitions, checked with ajv), and checks
+// every field name of the built-in kinds against the API's own type map
+// (@kubernetes/client-node), since the schemas let unknown names through.
 //
 //   kubectl kustomize deploy/kubernetes/overlays/cpu | node deploy/tools/validate_manifests.mjs
 //
-// Every document must be of a known kind and pass its schema: types,
-// enums, formats and required fields. (The upstream schemas allow unknown
-// field names, so a misspelled optional field is not caught here.) Exits 1
-// if any document fails.
+// Every document must be of a known kind, pass its schema (types, enums,
+// formats, required fields) and, for built-in kinds, use only field names
+// the API defines. Exits 1 if any document fails.
 import { readFileSync } from "node:fs";
 import yaml from "js-yaml";
+import * as k8s from "@kubernetes/client-node";
+
+// Field names in `value` that its API type `type` does not define.
+function unknownFields(value, type, path) {
+  const array = /^Array<(.+)>$/.exec(type);
+  if (array) {
+    return Array.isArray(value) ? value.flatMap((v, i) => unknownFields(v, array[1], `${path}[${i}]`)) : [];
+  }
+  const map = /^\{ \[key: string\]: (.+); \}$/.exec(type);
+  if (map) {
+    return value && typeof value === "object"
+      ? Object.entries(value).flatMap(([key, v]) => unknownFields(v, map[1], `${path}.${key}`))
+      : [];
+  }
+  const model = k8s[type];
+  if (typeof model?.getAttributeTypeMap !== "function" || value === null || typeof value !== "object") {
+    return [];  // A scalar, IntOrString, Quantity or free-form object.
+  }
+  const fields = new Map(model.getAttributeTypeMap().map((a) => [a.baseName, a.type]));
+  return Object.entries(value).flatMap(([key, v]) =>
+    fields.has(key) ? unknownFields(v, fields.get(key), `${path}.${key}`) : [`${path}.${key} (not in ${type})`]);
+}
+
+// client-node's class for a built-in kind: apps/v1 Deployment -> V1Deployment.
+function builtinType(apiVersion, kind) {
+  const version = apiVersion.split("/").pop();
+  const name = version.charAt(0).toUpperCase() + version.slice(1) + kind;
+  return typeof k8s[name]?.getAttributeTypeMap === "function" ? name : null;
+}
 
 // apiVersion -> module folder of its models.
 function modelPath(apiVersion, kind) {
@@ -39,7 +69,10 @@ for (const doc of documents) {
   try {
     const model = new Model(doc);
     model.validate();
-    console.log(`ok   ${doc.apiVersion} ${name}`);
+    const type = builtinType(doc.apiVersion, doc.kind);
+    const unknown = type ? unknownFields(doc, type, "") : [];
+    if (unknown.length > 0) throw new Error(`unknown fields: ${unknown.join(", ")}`);
+    console.log(`ok   ${doc.apiVersion} ${name}${type ? "" : " (schema only: not a built-in kind)"}`);
   } catch (error) {
     console.error(`FAIL ${doc.apiVersion} ${name}: ${error.message}`);
     failed = true;
