@@ -17,7 +17,13 @@ FakeEngine::FakeEngine() {
   info_.has_mlm_head = true;
 }
 
-absl::Status FakeEngine::Enter(std::vector<int32_t> first_tokens, std::vector<size_t> lengths) {
+absl::Status FakeEngine::Enter(const std::vector<const model::Sequence*>& batch) {
+  std::vector<int32_t> first_tokens;
+  std::vector<size_t> lengths;
+  for (const model::Sequence* s : batch) {
+    first_tokens.push_back(s->token_ids.empty() ? -1 : s->token_ids.front());
+    lengths.push_back(s->token_ids.size());
+  }
   absl::MutexLock lock(&mu_);
   first_tokens_.push_back(std::move(first_tokens));
   lengths_.push_back(std::move(lengths));
@@ -29,13 +35,9 @@ absl::Status FakeEngine::Enter(std::vector<int32_t> first_tokens, std::vector<si
 
 absl::StatusOr<std::vector<model::ClassifyOutput>> FakeEngine::Classify(
     absl::Span<const model::Sequence> batch) {
-  std::vector<int32_t> first;
-  std::vector<size_t> lengths;
-  for (const model::Sequence& s : batch) {
-    first.push_back(s.token_ids.empty() ? -1 : s.token_ids.front());
-    lengths.push_back(s.token_ids.size());
-  }
-  if (absl::Status s = Enter(std::move(first), std::move(lengths)); !s.ok()) return s;
+  std::vector<const model::Sequence*> sequences;
+  for (const model::Sequence& s : batch) sequences.push_back(&s);
+  if (absl::Status s = Enter(sequences); !s.ok()) return s;
   std::vector<model::ClassifyOutput> outputs;
   for (const model::Sequence& s : batch) {
     model::ClassifyOutput out;
@@ -50,13 +52,9 @@ absl::StatusOr<std::vector<model::ClassifyOutput>> FakeEngine::Classify(
 
 absl::StatusOr<std::vector<model::FillMaskOutput>> FakeEngine::FillMask(
     absl::Span<const model::MaskedSequence> batch) {
-  std::vector<int32_t> first;
-  std::vector<size_t> lengths;
-  for (const model::MaskedSequence& m : batch) {
-    first.push_back(m.sequence.token_ids.empty() ? -1 : m.sequence.token_ids.front());
-    lengths.push_back(m.sequence.token_ids.size());
-  }
-  if (absl::Status s = Enter(std::move(first), std::move(lengths)); !s.ok()) return s;
+  std::vector<const model::Sequence*> sequences;
+  for (const model::MaskedSequence& m : batch) sequences.push_back(&m.sequence);
+  if (absl::Status s = Enter(sequences); !s.ok()) return s;
   std::vector<model::FillMaskOutput> outputs;
   for (const model::MaskedSequence& m : batch) {
     model::FillMaskOutput out;

@@ -44,7 +44,7 @@ class FakeEngine final : public model::Engine {
 
  private:
   // Records the batch, then waits while blocked; returns the failure to report.
-  absl::Status Enter(std::vector<int32_t> first_tokens, std::vector<size_t> lengths);
+  absl::Status Enter(const std::vector<const model::Sequence*>& batch);
 
   model::ModelInfo info_;
   mutable absl::Mutex mu_;
