@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Offline checks of the deployment files (a CTest test, label "deploy"):
 #   * promtool: the rules and the example config parse; the alert unit tests pass;
+#   * the PrometheusRule in the base is in sync with deploy/prometheus/rules.yaml;
 #   * kustomize: both overlays build, and every object passes its Kubernetes
 #     (or Prometheus-operator) schema;
 #   * the Dockerfiles lint clean.
@@ -16,6 +17,8 @@ echo "== node tools (deploy/tools, pinned by package-lock.json)"
 if [ ! -d deploy/tools/node_modules ]; then
   npm ci --prefix deploy/tools --no-audit --no-fund --loglevel=error
 fi
+
+node deploy/tools/prometheus_rule.mjs --check
 
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
