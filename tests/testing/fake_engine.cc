@@ -1,6 +1,7 @@
 // FakeEngine: deterministic outputs, batch recording, failure and blocking.
 #include "tests/testing/fake_engine.h"
 
+#include <algorithm>
 #include <cmath>
 
 namespace deberta::testing {
@@ -41,10 +42,12 @@ absl::StatusOr<std::vector<model::ClassifyOutput>> FakeEngine::Classify(
   std::vector<model::ClassifyOutput> outputs;
   for (const model::Sequence& s : batch) {
     model::ClassifyOutput out;
-    out.logits = {static_cast<float>(s.token_ids.front()), static_cast<float>(s.token_ids.size()), 0};
+    out.logits = {static_cast<float>(s.token_ids.front()), static_cast<float>(s.token_ids.size()),
+                  static_cast<float>(s.token_ids.back())};
+    const float top = *std::max_element(out.logits.begin(), out.logits.end());
     float sum = 0;
-    for (float l : out.logits) sum += std::exp(l);
-    for (float l : out.logits) out.probabilities.push_back(std::exp(l) / sum);
+    for (float l : out.logits) sum += std::exp(l - top);
+    for (float l : out.logits) out.probabilities.push_back(std::exp(l - top) / sum);
     outputs.push_back(std::move(out));
   }
   return outputs;

@@ -21,7 +21,7 @@ class FakeEngine final : public model::Engine {
 
   const model::ModelInfo& info() const override { return info_; }
 
-  // Logits of sequence s: {first token id, length, 0}.
+  // Logits of a sequence: {first token id, length, last token id}.
   absl::StatusOr<std::vector<model::ClassifyOutput>> Classify(
       absl::Span<const model::Sequence> batch) override;
   // One prediction per position; candidate k is token id (position + k).
