@@ -13,26 +13,19 @@ namespace {
 
 namespace pb = deberta::serving::v1;
 
+}  // namespace
+
 // Shared by the tasks of one RPC; the last one to finish answers it.
-struct Call {
+struct InferenceServiceImpl::Call {
+  InferenceServiceImpl* service = nullptr;
   grpc::ServerUnaryReactor* reactor = nullptr;
-  ServiceMetrics* metrics = nullptr;
-  std::function<void()> on_finish;  // Tells the service the call is over.
   Endpoint endpoint = Endpoint::kClassify;
   absl::Time start;
   std::atomic<int> remaining{0};
   absl::Mutex mu;
   absl::Status first_error ABSL_GUARDED_BY(mu);
 
-  void Finish(const absl::Status& status) {
-    grpc::Status grpc_status = ToGrpcStatus(status);
-    if (metrics) {
-      metrics->RecordRequest(endpoint, GrpcCodeName(grpc_status.error_code()), absl::Now() - start);
-      metrics->AddInflight(-1);
-    }
-    reactor->Finish(grpc_status);
-    on_finish();
-  }
+  void Finish(const absl::Status& status) { service->CloseCall(*this, ToGrpcStatus(status)); }
   void TaskDone(const absl::Status& status) {
     if (!status.ok()) {
       absl::MutexLock lock(&mu);
@@ -50,11 +43,28 @@ struct Call {
   }
 };
 
-}  // namespace
-
 InferenceServiceImpl::InferenceServiceImpl(const model::ModelInfo& info, const Options& options,
                                            Batcher* batcher, ServiceMetrics* metrics)
     : info_(info), options_(options), batcher_(batcher), metrics_(metrics) {}
+
+void InferenceServiceImpl::OpenCall() {
+  {
+    absl::MutexLock lock(&calls_mu_);
+    ++open_calls_;
+  }
+  if (metrics_) metrics_->AddInflight(1);
+}
+
+void InferenceServiceImpl::CloseCall(const Call& call, const grpc::Status& status) {
+  // Metrics first, so that a client that has its answer sees it counted.
+  if (metrics_) {
+    metrics_->RecordRequest(call.endpoint, GrpcCodeName(status.error_code()), absl::Now() - call.start);
+    metrics_->AddInflight(-1);
+  }
+  call.reactor->Finish(status);
+  absl::MutexLock lock(&calls_mu_);
+  --open_calls_;
+}
 
 bool InferenceServiceImpl::AwaitNoOpenCalls(absl::Time deadline) {
   absl::MutexLock lock(&calls_mu_);
@@ -97,19 +107,11 @@ grpc::ServerUnaryReactor* InferenceServiceImpl::Submit(
   // Once its tasks are scheduled, the batcher may finish the call and
   // delete it before Schedule even returns: after that, use only `reactor`.
   grpc::ServerUnaryReactor* const reactor = context->DefaultReactor();
+  call->service = this;
   call->reactor = reactor;
-  call->metrics = metrics_;
-  {
-    absl::MutexLock lock(&calls_mu_);
-    ++open_calls_;
-  }
-  call->on_finish = [this] {
-    absl::MutexLock lock(&calls_mu_);
-    --open_calls_;
-  };
   call->endpoint = endpoint;
   call->start = absl::Now();
-  if (metrics_) metrics_->AddInflight(1);
+  OpenCall();
   absl::Status status = invalid;
   if (status.ok() && !accepting_.load()) {
     status = absl::UnavailableError("server is shutting down");

@@ -50,6 +50,13 @@ class InferenceServiceImpl final : public deberta::serving::v1::InferenceService
                                          deberta::serving::v1::ModelInfo* response) override;
 
  private:
+  struct Call;  // One Classify or FillMask RPC in flight (defined in the .cc).
+
+  // Every Classify and FillMask call is opened once and closed once:
+  // CloseCall records the request metric, answers the RPC with `status`,
+  // and keeps the open-call count (for the drain) and the in-flight gauge.
+  void OpenCall();
+  void CloseCall(const Call& call, const grpc::Status& status);
   // None, or more than max_sequences_per_request: InvalidArgument.
   absl::Status CheckSequenceCount(int count) const;
   // Validates (and truncates, when allowed) one request sequence.

@@ -103,7 +103,7 @@ absl::Status Server::Start() {
     return absl::UnavailableError(absl::StrCat("cannot listen on ", config_.listen_address, ":", config_.port));
   }
   auto* health = grpc_server_->GetHealthCheckService();
-  const std::string service_name = "deberta.serving.v1.InferenceService";
+  const std::string service_name = deberta::serving::v1::InferenceService::service_full_name();
   health->SetServingStatus(false);  // NOT_SERVING until warmed up.
   health->SetServingStatus(service_name, false);
   if (absl::Status s = WarmUp(); !s.ok()) return s;

@@ -234,7 +234,7 @@ LevelResult BenchLevel(const std::shared_ptr<grpc::Channel>& channel, int concur
 // Prints results as a table or JSON; `unit` names the first column
 // ("concurrency" for bench, "batch_size" for engine-bench). Returns the
 // exit code: 1 if any request failed.
-int Report(const std::vector<LevelResult>& results, const std::string& unit) {
+int PrintResults(const std::vector<LevelResult>& results, const std::string& unit) {
   if (absl::GetFlag(FLAGS_json)) {
     std::vector<std::string> items;
     for (const auto& r : results) {
@@ -275,7 +275,7 @@ int Bench() {
     }
     results.push_back(BenchLevel(channel, concurrency));
   }
-  return Report(results, "concurrency");
+  return PrintResults(results, "concurrency");
 }
 
 // The engine alone, in one thread, on batches of --batch_size sequences
@@ -322,7 +322,7 @@ int EngineBench(const EngineMaker& make_engine) {
   }
   result.seconds = absl::ToDoubleSeconds(absl::Now() - start);
   std::sort(result.latencies_ms.begin(), result.latencies_ms.end());
-  return Report({result}, "batch_size");
+  return PrintResults({result}, "batch_size");
 }
 
 }  // namespace
