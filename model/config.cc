@@ -1,4 +1,4 @@
-// Parsing of Hugging Face DeBERTa config.json files (spec section 1).
+// Parsing of Hugging Face DeBERTa config.json files (docs/deberta-model.md section 1).
 #include "model/config.h"
 
 #include <fstream>

@@ -1,5 +1,5 @@
 // DebertaConfig: the fields of a Hugging Face DeBERTa config.json that
-// inference needs, with the defaults of spec section 1, and the parser that
+// inference needs, with the defaults of docs/deberta-model.md section 1, and the parser that
 // validates them. Torch-free; shared by the model library and the service.
 #ifndef DEBERTA_MODEL_CONFIG_H_
 #define DEBERTA_MODEL_CONFIG_H_
@@ -52,12 +52,12 @@ struct DebertaConfig {
 
   // A = heads * head size: width of the attention projections.
   int64_t AllHeadSize() const { return num_attention_heads * attention_head_size; }
-  // M of spec section 4: max_relative_positions, or P when it is < 1.
+  // M of docs/deberta-model.md section 4: max_relative_positions, or P when it is < 1.
   int64_t MaxRelativePositions() const;
-  // S of spec section 4: position_buckets when > 0, else M. The relative
+  // S of docs/deberta-model.md section 4: position_buckets when > 0, else M. The relative
   // table has 2S rows.
   int64_t RelativeSpan() const;
-  // F of spec 6.3: 1 + number of relative terms.
+  // F of docs/deberta-model.md section 6.3: 1 + number of relative terms.
   int64_t ScaleFactor() const { return 1 + (c2p ? 1 : 0) + (p2c ? 1 : 0); }
 };
 

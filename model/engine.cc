@@ -28,7 +28,7 @@ absl::Status ValidateSequence(const ModelInfo& info, const Sequence& sequence) {
     return absl::InvalidArgumentError(absl::StrCat("token_type_ids has ", types.size(),
                                                    " entries but token_ids has ", ids.size()));
   }
-  // Models without a segment table ignore token types (spec 12.7), whatever
+  // Models without a segment table ignore token types (docs/deberta-model.md section 12.7), whatever
   // the tokenizer put there; only negative values are rejected.
   const int64_t limit = info.type_vocab_size > 0 ? info.type_vocab_size : INT32_MAX;
   for (size_t i = 0; i < types.size(); ++i) {

@@ -11,15 +11,15 @@
 namespace deberta::model {
 
 // Precision of the matrix multiplications. LayerNorm, softmax and the
-// attention scores always run in float32 (spec 6.4, 12.6).
+// attention scores always run in float32 (docs/deberta-model.md section 6.4, 12.6).
 enum class ComputeDType { kFloat32, kBFloat16, kFloat16 };
 
 absl::StatusOr<ComputeDType> ParseComputeDType(absl::string_view name);
 const char* ComputeDTypeName(ComputeDType dtype);  // "float32", "bfloat16", "float16"
 
-// Which masked-LM computation fill-mask uses (spec 9.3).
+// Which masked-LM computation fill-mask uses (docs/deberta-model.md section 9.3).
 enum class EmdMode {
-  kAuto,   // EMD iff the checkpoint was trained with it (spec 9.3 rule).
+  kAuto,   // EMD iff the checkpoint was trained with it (docs/deberta-model.md section 9.3 rule).
   kEmd,    // Always the Enhanced Mask Decoder; error if the model cannot.
   kPlain,  // Always the LM head on the last layer (Hugging Face behaviour).
 };

@@ -1,6 +1,6 @@
 // The whole network: the DeBERTa backbone (checkpoint scope "deberta") and
 // the heads a checkpoint carries ("pooler" + "classifier",
-// "lm_predictions"), with the Enhanced Mask Decoder of spec 9.2.
+// "lm_predictions"), with the Enhanced Mask Decoder of docs/deberta-model.md section 9.2.
 // named_parameters() of DebertaNetwork are exactly the checkpoint's names,
 // so it is the loading map.
 #ifndef DEBERTA_MODEL_TORCH_DEBERTA_MODEL_H_
@@ -49,7 +49,7 @@ class DebertaNetworkImpl : public torch::nn::Module {
   // matrix-product weights in `compute_dtype`.
   void Prepare(at::ScalarType compute_dtype);
 
-  // Whether fill-mask can use the Enhanced Mask Decoder (spec 9.2: needs the
+  // Whether fill-mask can use the Enhanced Mask Decoder (docs/deberta-model.md section 9.2: needs the
   // position table, no position-biased input, N >= 2 and E == H).
   bool CanRunEmd() const;
 
@@ -77,7 +77,7 @@ class DebertaNetworkImpl : public torch::nn::Module {
   LmPredictions lm_predictions{nullptr};
 
  private:
-  // EMD's two passes of the last layer (spec 9.2); `second_to_last` is
+  // EMD's two passes of the last layer (docs/deberta-model.md section 9.2); `second_to_last` is
   // h_(N-1). Fills `trace` with its intermediates when not null.
   at::Tensor EnhancedMaskDecoder(const at::Tensor& second_to_last, const AttentionContext& ctx,
                                  std::map<std::string, at::Tensor>* trace) const;

@@ -109,7 +109,7 @@ at::Tensor DisentangledSelfAttentionImpl::forward(const at::Tensor& query_states
   }
   // q carries the scale (folded into its projection); Qr is pre-scaled.
   // Products run in the compute dtype; scores, the mask and the softmax in
-  // float32 (spec 6.4).
+  // float32 (docs/deberta-model.md section 6.4).
   at::Tensor scores = at::matmul(q, k.transpose(-1, -2)).to(at::kFloat);  // [B, n, Lq, Lk]
 
   if (config_.relative_attention) {

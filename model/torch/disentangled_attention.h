@@ -1,4 +1,4 @@
-// Disentangled self-attention (spec section 6) and the attention block
+// Disentangled self-attention (docs/deberta-model.md section 6) and the attention block
 // around it (output projection, residual on the query source, LayerNorm).
 // Both checkpoint layouts: v1's fused per-head in_proj with q_bias/v_bias,
 // pos_proj and pos_q_proj; v2's split query/key/value projections with

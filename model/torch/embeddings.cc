@@ -26,7 +26,7 @@ EmbeddingsImpl::EmbeddingsImpl(const DebertaConfig& config, bool with_position_t
 at::Tensor EmbeddingsImpl::forward(const at::Tensor& input_ids, const at::Tensor& token_type_ids,
                                    const at::Tensor& mask) const {
   at::Tensor e = word_embeddings->forward(input_ids);
-  // Token types are ignored entirely without a segment table (spec 12.7).
+  // Token types are ignored entirely without a segment table (docs/deberta-model.md section 12.7).
   if (token_type_embeddings && token_type_ids.defined()) {
     e = e + token_type_embeddings->forward(token_type_ids);
   }

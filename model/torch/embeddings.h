@@ -1,4 +1,4 @@
-// DeBERTa embeddings (spec section 3): word (+ token type) (+ absolute
+// DeBERTa embeddings (docs/deberta-model.md section 3): word (+ token type) (+ absolute
 // position) embeddings, optional projection E -> H, LayerNorm, times the
 // mask. Checkpoint scope "embeddings".
 #ifndef DEBERTA_MODEL_TORCH_EMBEDDINGS_H_

@@ -1,4 +1,4 @@
-// The DeBERTa encoder (spec sections 5 and 7): the relative-embedding table
+// The DeBERTa encoder (docs/deberta-model.md sections 5 and 7): the relative-embedding table
 // (optionally layer-normed), N encoder layers and the optional ConvLayer
 // after the first. Checkpoint scope "encoder".
 #ifndef DEBERTA_MODEL_TORCH_ENCODER_H_
@@ -12,7 +12,7 @@
 
 namespace deberta::model {
 
-// v2 ConvLayer (spec 7.1). Checkpoint scope "encoder.conv".
+// v2 ConvLayer (docs/deberta-model.md section 7.1). Checkpoint scope "encoder.conv".
 class ConvLayerImpl : public torch::nn::Module {
  public:
   explicit ConvLayerImpl(const DebertaConfig& config);
@@ -43,7 +43,7 @@ class EncoderImpl : public torch::nn::Module {
   void Prepare(at::ScalarType compute_dtype);
 
   // Runs the layers on the embedding output. Returns h_0..h_N (index 0 the
-  // embeddings, spec 7) when `keep_all`, else only {h_(N-1), h_N}.
+  // embeddings, docs/deberta-model.md section 7) when `keep_all`, else only {h_(N-1), h_N}.
   std::vector<at::Tensor> forward(const at::Tensor& embeddings, const AttentionContext& ctx,
                                   bool keep_all) const;
 

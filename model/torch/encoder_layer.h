@@ -1,4 +1,4 @@
-// One post-LN transformer layer of DeBERTa (spec section 7): attention,
+// One post-LN transformer layer of DeBERTa (docs/deberta-model.md section 7): attention,
 // intermediate (FFN up-projection + activation), output (down-projection,
 // residual, LayerNorm). Checkpoint scope "encoder.layer.{i}".
 #ifndef DEBERTA_MODEL_TORCH_ENCODER_LAYER_H_

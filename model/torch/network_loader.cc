@@ -125,7 +125,7 @@ absl::StatusOr<LoadedNetwork> LoadNetwork(const EngineOptions& options) {
   DEBERTA_ASSIGN_OR_RETURN(LoadReport report, LoadWeights(*checkpoint, *loaded.network));
   loaded.unused_keys = report.unused_keys;
 
-  // Spec 9.3: EMD iff the head is the authors' layout and the checkpoint
+  // docs/deberta-model.md section 9.3: EMD iff the head is the authors' layout and the checkpoint
   // was not re-saved by a Hugging Face version that knows `legacy`.
   bool emd = false;
   if (parts.mlm_head) {

@@ -1,6 +1,6 @@
 // Turns EngineOptions into a ready DebertaNetwork: reads config.json and
 // model.safetensors (or builds the demo model), loads and checks the
-// weights, decides EMD (spec 9.3), moves to the device and prepares the
+// weights, decides EMD (docs/deberta-model.md section 9.3), moves to the device and prepares the
 // compute dtype. Shared by TorchEngine and the offline `deberta-cli run`.
 #ifndef DEBERTA_MODEL_TORCH_NETWORK_LOADER_H_
 #define DEBERTA_MODEL_TORCH_NETWORK_LOADER_H_

@@ -16,7 +16,7 @@ int64_t BucketRelativePosition(int64_t r, int64_t buckets, int64_t max_relative_
   const int64_t abs_r = r < 0 ? -r : r;
   if (abs_r <= mid) return r;
   // Double precision gives the reference's float32 table for every
-  // configuration checked (spec 4.2).
+  // configuration checked (docs/deberta-model.md section 4.2).
   const double log_ratio = std::log(static_cast<double>(abs_r) / mid) /
                            std::log(static_cast<double>(max_distance) / mid);
   const int64_t bucket = static_cast<int64_t>(std::ceil(log_ratio * (mid - 1))) + mid;

@@ -1,4 +1,4 @@
-// Relative positions of DeBERTa's disentangled attention (spec section 4):
+// Relative positions of DeBERTa's disentangled attention (docs/deberta-model.md section 4):
 // the log-bucket mapping with the reference's clamp, and the (query, key)
 // tables of bucketed distances and relative-table rows. Pure functions on
 // integers; no tensors.
@@ -12,7 +12,7 @@ namespace deberta::model {
 
 // Maps a relative distance r = i - j. `buckets` <= 0 returns r unchanged;
 // otherwise r is clamped to +-(max_relative_positions - 1) and log-bucketed
-// (spec 4.2).
+// (docs/deberta-model.md section 4.2).
 int64_t BucketRelativePosition(int64_t r, int64_t buckets, int64_t max_relative_positions);
 
 // Row of the 2S-row relative table for distance r: clamp(bucket + S, 0, 2S-1).

@@ -14,7 +14,7 @@
 namespace deberta::model {
 namespace {
 
-// Right-pads `sequences` into one batch on `device` (spec 2: positions are
+// Right-pads `sequences` into one batch on `device` (docs/deberta-model.md section 2: positions are
 // always 0..L-1, so padding goes on the right).
 NetworkInputs PadBatch(const std::vector<const Sequence*>& sequences, bool use_token_types,
                        const c10::Device& device) {

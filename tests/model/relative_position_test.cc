@@ -1,4 +1,4 @@
-// Hand-computed relative-position buckets (spec 4.2 examples) and rows.
+// Hand-computed relative-position buckets (docs/deberta-model.md section 4.2 examples) and rows.
 #include "model/torch/relative_position.h"
 
 #include <gtest/gtest.h>

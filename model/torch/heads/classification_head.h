@@ -1,4 +1,4 @@
-// Sequence-classification head (spec section 8): ContextPooler on token 0
+// Sequence-classification head (docs/deberta-model.md section 8): ContextPooler on token 0
 // ("pooler.dense") followed by the classifier ("classifier").
 #ifndef DEBERTA_MODEL_TORCH_HEADS_CLASSIFICATION_HEAD_H_
 #define DEBERTA_MODEL_TORCH_HEADS_CLASSIFICATION_HEAD_H_

@@ -1,4 +1,4 @@
-// Masked-LM head of the authors' layout (spec 9.1), checkpoint scope
+// Masked-LM head of the authors' layout (docs/deberta-model.md section 9.1), checkpoint scope
 // "lm_predictions.lm_head": dense H -> E, activation, LayerNorm over E, then
 // the word-embedding matrix (tied, not stored) and a vocabulary bias.
 #ifndef DEBERTA_MODEL_TORCH_HEADS_MLM_HEAD_H_
