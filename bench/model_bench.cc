@@ -17,6 +17,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "model/torch/deberta_model.h"
+#include "model/runtime.h"
 #include "model/torch/network_loader.h"
 
 namespace deberta::model {

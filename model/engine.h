@@ -73,11 +73,27 @@ struct FillMaskOutput {
 // thread-safe. Batches may mix sequence lengths: the engine pads them.
 // Any failure of a batch is reported as a status for the whole batch; no
 // exception escapes.
+//
+// The executor thread: a caller that runs batches on one thread calls
+// InitializeThread on that thread before its first batch (the batcher does
+// so in Batcher::Start), as CTranslate2's ReplicaWorker::initialize. Per-
+// thread settings live there: LibTorch's intra-op thread count is a per-
+// thread setting, and the first forward's buffers and kernels are best
+// made on the thread that keeps using them. Without it, batches still run,
+// with the calling thread's defaults.
+//
+// Inputs: every sequence satisfies ValidateSequence (fill-mask inputs
+// ValidateMaskedSequence). The service checks this once on the request
+// path; engines may assert it but need not check it again.
 class Engine {
  public:
   virtual ~Engine() = default;
 
   virtual const ModelInfo& info() const = 0;
+
+  // Prepares the calling thread to run every later batch, and warms up.
+  // Called once, before the first batch. The default does nothing.
+  virtual absl::Status InitializeThread() { return absl::OkStatus(); }
 
   // Sequence classification: one output per input, in order.
   // InvalidArgument for a bad sequence (see ValidateSequence),
@@ -93,8 +109,8 @@ class Engine {
 // Checks one sequence against the model's limits: non-empty, no longer than
 // max_sequence_length, ids within the vocabulary, token types matching in
 // length and within type_vocab_size (when the model uses them). The message
-// names the offending position and value. Engines call this; the service
-// calls it too, so that one bad sequence never fails a whole batch.
+// names the offending position and value. The service calls this for every
+// request sequence, so that one bad sequence never fails a whole batch.
 absl::Status ValidateSequence(const ModelInfo& info, const Sequence& sequence);
 
 // ValidateSequence plus the fill-mask fields: at least one position, each

@@ -4,32 +4,33 @@
 #ifndef DEBERTA_SERVICE_BATCH_TASK_H_
 #define DEBERTA_SERVICE_BATCH_TASK_H_
 
+#include <atomic>
 #include <functional>
+#include <memory>
 
 #include "absl/status/status.h"
 #include "absl/time/time.h"
 #include "model/engine.h"
+#include "service/endpoint.h"
 
 namespace deberta::service {
 
-enum class TaskKind { kClassify = 0, kFillMask = 1 };
-inline constexpr int kNumTaskKinds = 2;
-const char* TaskKindName(TaskKind kind);  // "classify", "fill_mask"
-
 struct TaskResult {
-  model::ClassifyOutput classify;    // Set for kClassify.
-  model::FillMaskOutput fill_mask;   // Set for kFillMask.
+  model::ClassifyOutput classify;    // Set for Endpoint::kClassify.
+  model::FillMaskOutput fill_mask;   // Set for Endpoint::kFillMask.
 };
 
 struct BatchTask {
-  TaskKind kind = TaskKind::kClassify;
-  // The sequence; for fill-mask also positions and top_k.
+  // kClassify or kFillMask.
+  Endpoint endpoint = Endpoint::kClassify;
+  // The sequence, already validated; for fill-mask also positions and top_k.
   model::MaskedSequence input;
   // Dropped with DeadlineExceeded, before compute, if still queued then.
   absl::Time deadline = absl::InfiniteFuture();
-  // Returns true once the client has gone away; such tasks are dropped
-  // with Cancelled before compute. May be empty.
-  std::function<bool()> is_cancelled;
+  // Set to true once the client has gone away (by the call, from gRPC's
+  // OnCancel); such tasks are dropped with Cancelled before compute. The
+  // batcher reads only this flag, never the transport. May be null.
+  std::shared_ptr<const std::atomic<bool>> cancelled;
   // Called exactly once, on the batcher thread, iff Schedule returned OK.
   // The result is meaningful only when the status is OK.
   std::function<void(const absl::Status&, TaskResult)> done;
@@ -38,6 +39,7 @@ struct BatchTask {
   absl::Time enqueue_time;
 
   size_t length() const { return input.sequence.token_ids.size(); }
+  bool is_cancelled() const { return cancelled != nullptr && cancelled->load(); }
 };
 
 }  // namespace deberta::service

@@ -1,16 +1,15 @@
 // Batcher: queues, batch formation, execution and failure delivery.
 #include "service/batcher.h"
 
+#include <glog/logging.h>
+
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/notification.h"
 #include "service/metrics.h"
 
 namespace deberta::service {
-
-const char* TaskKindName(TaskKind kind) {
-  return kind == TaskKind::kClassify ? "classify" : "fill_mask";
-}
 
 RealClock* RealClock::Get() {
   static RealClock* clock = new RealClock();
@@ -19,15 +18,32 @@ RealClock* RealClock::Get() {
 
 Batcher::Batcher(const Options& options, model::Engine* engine, Clock* clock,
                  ServiceMetrics* metrics)
-    : options_(options), engine_(engine), clock_(clock), metrics_(metrics) {
-  executor_ = std::thread([this] { Run(); });
-}
+    : options_(options), engine_(engine), clock_(clock), metrics_(metrics) {}
 
 Batcher::~Batcher() { Stop(); }
 
-void Batcher::RunOnExecutor(std::function<void()> fn) {
-  absl::MutexLock lock(&mu_);
-  executor_work_.push_back(std::move(fn));
+absl::Status Batcher::Start() {
+  absl::MutexLock stop_lock(&stop_mu_);
+  absl::Status initialized_status;
+  absl::Notification initialized;
+  executor_ = std::thread([this, &initialized_status, &initialized] {
+    // Per-thread engine state (intra-op threads, warm-up) belongs to the
+    // thread that runs every batch: this one.
+    absl::Status status = engine_->InitializeThread();
+    {
+      absl::MutexLock lock(&mu_);
+      accepting_ = status.ok() && !stopping_;
+    }
+    initialized_status = status;
+    initialized.Notify();  // Start's locals are not touched after this.
+    if (status.ok()) Run();
+  });
+  initialized.WaitForNotification();
+  if (!initialized_status.ok()) {
+    executor_.join();
+    LOG(ERROR) << "engine initialization on the executor thread failed: " << initialized_status;
+  }
+  return initialized_status;
 }
 
 void Batcher::StartDraining() {
@@ -36,8 +52,10 @@ void Batcher::StartDraining() {
 }
 
 void Batcher::Stop() {
+  absl::MutexLock stop_lock(&stop_mu_);
   {
     absl::MutexLock lock(&mu_);
+    accepting_ = false;
     draining_ = true;
     stopping_ = true;
   }
@@ -46,35 +64,46 @@ void Batcher::Stop() {
 
 absl::Status Batcher::Schedule(std::vector<std::unique_ptr<BatchTask>> tasks) {
   if (tasks.empty()) return absl::InvalidArgumentError("no sequences to schedule");
-  const TaskKind kind = tasks.front()->kind;
+  const Endpoint endpoint = tasks.front()->endpoint;
+  if (!IsBatched(endpoint)) {
+    return absl::InvalidArgumentError(absl::StrCat(EndpointName(endpoint), " is not a batched endpoint"));
+  }
+  for (const auto& task : tasks) {
+    if (task == nullptr || task->endpoint != endpoint || !task->done) {
+      return absl::InvalidArgumentError("the tasks of one request must share one endpoint and have `done`");
+    }
+  }
+  const int q = static_cast<int>(endpoint);
   absl::MutexLock lock(&mu_);
-  if (stopping_) return absl::UnavailableError("server is shutting down");
-  Queue& queue = queues_[static_cast<int>(kind)];
+  if (!accepting_) {
+    return absl::UnavailableError(stopping_ ? "server is shutting down" : "the model is not ready yet");
+  }
+  Queue& queue = queues_[q];
   if (queue.size() + tasks.size() > options_.max_enqueued_tasks) {
-    if (metrics_) metrics_->RecordRejection("queue_full");
+    if (metrics_) metrics_->RecordRejection(RejectionReason::kQueueFull);
     return absl::ResourceExhaustedError(
-        absl::StrCat(TaskKindName(kind), " queue is full (", queue.size(), " of ",
+        absl::StrCat(EndpointName(endpoint), " queue is full (", queue.size(), " of ",
                      options_.max_enqueued_tasks, " sequences queued); retry later"));
   }
   const absl::Time now = clock_->Now();
   for (auto& task : tasks) {
     task->enqueue_time = now;
-    queued_tokens_[static_cast<int>(kind)] += static_cast<int64_t>(task->length());
+    queued_tokens_[q] += static_cast<int64_t>(task->length());
     queue.push_back(std::move(task));
   }
-  UpdateQueueGauges(kind);
+  UpdateQueueGauges(q);
   return absl::OkStatus();
 }
 
-size_t Batcher::QueuedTasks(TaskKind kind) const {
+size_t Batcher::QueuedTasks(Endpoint endpoint) const {
   absl::MutexLock lock(&mu_);
-  return queues_[static_cast<int>(kind)].size();
+  return IsBatched(endpoint) ? queues_[static_cast<int>(endpoint)].size() : 0;
 }
 
-void Batcher::UpdateQueueGauges(TaskKind kind) {
+void Batcher::UpdateQueueGauges(int queue_index) {
   if (metrics_) {
-    metrics_->SetQueueDepth(kind, queues_[static_cast<int>(kind)].size(),
-                            queued_tokens_[static_cast<int>(kind)]);
+    metrics_->SetQueueDepth(static_cast<Endpoint>(queue_index), queues_[queue_index].size(),
+                            queued_tokens_[queue_index]);
   }
 }
 
@@ -90,123 +119,136 @@ bool Batcher::HasReadyWork(absl::Time now) const {
   return false;
 }
 
-absl::Time Batcher::EarliestFlushTime() const {
+absl::Time Batcher::NextWakeTime() const {
   absl::Time earliest = absl::InfiniteFuture();
   for (const Queue& queue : queues_) {
-    if (!queue.empty()) {
-      earliest = std::min(earliest, queue.front()->enqueue_time + options_.batch_timeout);
-    }
+    if (queue.empty()) continue;
+    earliest = std::min(earliest, queue.front()->enqueue_time + options_.batch_timeout);
+    for (const auto& task : queue) earliest = std::min(earliest, task->deadline);
   }
   return earliest;
 }
 
-std::vector<std::unique_ptr<BatchTask>> Batcher::TakeBatch(
-    TaskKind kind, absl::Time now, std::vector<std::unique_ptr<BatchTask>>* dropped) {
-  const int k = static_cast<int>(kind);
-  Queue& queue = queues_[k];
-  // Expired and cancelled tasks never reach the engine.
-  for (auto it = queue.begin(); it != queue.end();) {
-    BatchTask& task = **it;
-    if (task.deadline <= now || (task.is_cancelled && task.is_cancelled())) {
-      queued_tokens_[k] -= static_cast<int64_t>(task.length());
-      dropped->push_back(std::move(*it));
-      it = queue.erase(it);
-    } else {
-      ++it;
+void Batcher::DropAbandoned(absl::Time now, Tasks* dropped) {
+  for (int q = 0; q < kNumBatchedEndpoints; ++q) {
+    Queue& queue = queues_[q];
+    const size_t before = dropped->size();
+    for (auto it = queue.begin(); it != queue.end();) {
+      if ((*it)->deadline <= now || (*it)->is_cancelled()) {
+        queued_tokens_[q] -= static_cast<int64_t>((*it)->length());
+        dropped->push_back(std::move(*it));
+        it = queue.erase(it);
+      } else {
+        ++it;
+      }
     }
+    if (dropped->size() != before) UpdateQueueGauges(q);
   }
+}
+
+Batcher::Tasks Batcher::TakeBatch(Endpoint endpoint) {
+  const int q = static_cast<int>(endpoint);
+  Queue& queue = queues_[q];
   std::vector<int64_t> lengths;
   lengths.reserve(queue.size());
   for (const auto& task : queue) lengths.push_back(static_cast<int64_t>(task->length()));
   const BatchLimits limits{options_.max_batch_size, options_.max_batch_tokens};
   std::vector<size_t> chosen = options_.length_aware ? FormLengthAwareBatch(lengths, limits)
                                                      : FormFirstComeBatch(lengths, limits);
-  std::vector<std::unique_ptr<BatchTask>> batch;
+  Tasks batch;
   batch.reserve(chosen.size());
   for (size_t i : chosen) {
-    queued_tokens_[k] -= static_cast<int64_t>(queue[i]->length());
+    queued_tokens_[q] -= static_cast<int64_t>(queue[i]->length());
     batch.push_back(std::move(queue[i]));
   }
   queue.erase(std::remove(queue.begin(), queue.end(), nullptr), queue.end());
-  UpdateQueueGauges(kind);
+  UpdateQueueGauges(q);
   return batch;
 }
 
 void Batcher::Run() {
   while (true) {
-    std::vector<std::unique_ptr<BatchTask>> batch, dropped;
-    std::vector<std::function<void()>> work;
-    TaskKind kind = TaskKind::kClassify;
+    Tasks batch, dropped;
+    Endpoint endpoint = Endpoint::kClassify;
     absl::Time now;
     {
       absl::MutexLock lock(&mu_);
       while (true) {
         now = clock_->Now();
-        if (!executor_work_.empty() || HasReadyWork(now)) break;
+        DropAbandoned(now, &dropped);
+        if (!dropped.empty() || HasReadyWork(now)) break;
         if (stopping_) return;  // Nothing left anywhere.
-        // Wake for: stop, executor work, a full batch, or a task that moves
-        // the next flush earlier (one arriving at an empty queue); else at
-        // the flush time.
+        // Wake for: stop, a full batch, or a task that moves the next wake
+        // earlier (one arriving at an empty queue, or with an earlier
+        // deadline); else at the next flush or deadline.
         struct Wait {
           Batcher* batcher;
-          absl::Time flush;
-        } wait{this, EarliestFlushTime()};
+          absl::Time wake;
+        } wait{this, NextWakeTime()};
         clock_->AwaitUntil(mu_,
                            absl::Condition(
                                +[](Wait* w) ABSL_NO_THREAD_SAFETY_ANALYSIS {
-                                 return w->batcher->stopping_ || !w->batcher->executor_work_.empty() ||
+                                 return w->batcher->stopping_ ||
                                         w->batcher->HasReadyWork(absl::InfinitePast()) ||
-                                        w->batcher->EarliestFlushTime() < w->flush;
+                                        w->batcher->NextWakeTime() < w->wake;
                                },
                                &wait),
-                           wait.flush);
+                           wait.wake);
       }
-      work.swap(executor_work_);
-      if (work.empty()) {
-        // Round-robin over the endpoints that are ready.
-        for (int i = 0; i < kNumTaskKinds; ++i) {
-          const int k = (next_kind_ + i) % kNumTaskKinds;
-          if (IsReady(queues_[k], now)) {
-            kind = static_cast<TaskKind>(k);
-            next_kind_ = (k + 1) % kNumTaskKinds;
-            break;
-          }
+      // Round-robin over the endpoints that are ready.
+      for (int i = 0; i < kNumBatchedEndpoints; ++i) {
+        const int q = (next_queue_ + i) % kNumBatchedEndpoints;
+        if (IsReady(queues_[q], now)) {
+          endpoint = static_cast<Endpoint>(q);
+          next_queue_ = (q + 1) % kNumBatchedEndpoints;
+          batch = TakeBatch(endpoint);
+          break;
         }
-        batch = TakeBatch(kind, now, &dropped);
       }
     }
     // Never run the model, or callbacks, under the lock.
-    for (auto& fn : work) fn();
-    for (auto& task : dropped) {
-      const bool expired = task->deadline <= now;
-      if (metrics_) metrics_->RecordRejection(expired ? "deadline_exceeded" : "cancelled");
-      task->done(expired ? absl::DeadlineExceededError("deadline passed while queued")
-                         : absl::CancelledError("client cancelled the request"),
-                 TaskResult{});
-    }
-    if (!batch.empty()) Execute(kind, std::move(batch), now);
+    AnswerDropped(std::move(dropped), now);
+    if (!batch.empty()) Execute(endpoint, std::move(batch), now);
   }
 }
 
-void Batcher::Execute(TaskKind kind, std::vector<std::unique_ptr<BatchTask>> batch,
-                      absl::Time now) {
+void Batcher::AnswerDropped(Tasks dropped, absl::Time now) {
+  for (auto& task : dropped) {
+    const bool expired = task->deadline <= now;
+    if (metrics_) {
+      metrics_->RecordRejection(expired ? RejectionReason::kDeadlineExceeded : RejectionReason::kCancelled);
+    }
+    task->done(expired ? absl::DeadlineExceededError("deadline passed while queued")
+                       : absl::CancelledError("client cancelled the request"),
+               TaskResult{});
+  }
+}
+
+void Batcher::Execute(Endpoint endpoint, Tasks batch, absl::Time now) {
   int64_t real_tokens = 0, longest = 0;
   for (const auto& task : batch) {
     real_tokens += static_cast<int64_t>(task->length());
     longest = std::max<int64_t>(longest, static_cast<int64_t>(task->length()));
-    if (metrics_) metrics_->RecordQueueLatency(kind, now - task->enqueue_time);
+    if (metrics_) metrics_->RecordQueueLatency(endpoint, now - task->enqueue_time);
   }
   const int64_t padded = longest * static_cast<int64_t>(batch.size());
   const absl::Time start = clock_->Now();
   absl::Status status;
   std::vector<TaskResult> results(batch.size());
-  if (kind == TaskKind::kClassify) {
+  // The engine's answer must have one output per sequence; anything else
+  // fails the batch rather than mismatching answers.
+  auto check_count = [&](size_t outputs) {
+    if (outputs == batch.size()) return absl::OkStatus();
+    return absl::InternalError(
+        absl::StrCat("the engine returned ", outputs, " outputs for ", batch.size(), " sequences"));
+  };
+  if (endpoint == Endpoint::kClassify) {
     std::vector<model::Sequence> inputs;
     inputs.reserve(batch.size());
     for (const auto& task : batch) inputs.push_back(task->input.sequence);
     auto outputs = engine_->Classify(inputs);
-    status = outputs.status();
-    if (outputs.ok()) {
+    status = outputs.ok() ? check_count(outputs->size()) : outputs.status();
+    if (status.ok()) {
       for (size_t i = 0; i < batch.size(); ++i) results[i].classify = std::move((*outputs)[i]);
     }
   } else {
@@ -214,13 +256,16 @@ void Batcher::Execute(TaskKind kind, std::vector<std::unique_ptr<BatchTask>> bat
     inputs.reserve(batch.size());
     for (const auto& task : batch) inputs.push_back(task->input);
     auto outputs = engine_->FillMask(inputs);
-    status = outputs.status();
-    if (outputs.ok()) {
+    status = outputs.ok() ? check_count(outputs->size()) : outputs.status();
+    if (status.ok()) {
       for (size_t i = 0; i < batch.size(); ++i) results[i].fill_mask = std::move((*outputs)[i]);
     }
   }
-  if (metrics_) {
-    metrics_->RecordBatch(kind, batch.size(), real_tokens, padded, clock_->Now() - start);
+  const absl::Duration inference = clock_->Now() - start;
+  if (metrics_) metrics_->RecordBatch(endpoint, batch.size(), real_tokens, padded, inference);
+  if (!status.ok()) {
+    LOG(ERROR) << EndpointName(endpoint) << " batch of " << batch.size() << " sequences ("
+               << padded << " padded tokens) failed after " << inference << ": " << status;
   }
   // An engine failure fails every task of the batch; the batcher goes on.
   for (size_t i = 0; i < batch.size(); ++i) batch[i]->done(status, std::move(results[i]));

@@ -5,7 +5,6 @@
 
 #include <array>
 #include <deque>
-#include <functional>
 #include <memory>
 #include <thread>
 #include <vector>
@@ -17,11 +16,36 @@
 #include "service/batch_formation.h"
 #include "service/batch_task.h"
 #include "service/clock.h"
+#include "service/endpoint.h"
 
 namespace deberta::service {
 
 class ServiceMetrics;
 
+// Schedules the sequences of requests into batches for one engine.
+//
+// Queues and fairness: one bounded queue per batched endpoint (classify,
+// fill-mask); a batch never mixes endpoints. The executor serves the
+// endpoints that have a batch ready in turn (round-robin), so a busy
+// endpoint cannot starve the other. Within a queue the oldest task is in
+// the next batch taken from it; the rest of that batch are the tasks
+// closest to it in length (see FormLengthAwareBatch).
+//
+// Queueing delay: a queue is ready when it holds max_batch_size tasks, when
+// its oldest task has waited batch_timeout, or while draining. So a task
+// waits at most batch_timeout, plus the batch running when it became ready,
+// plus one batch of the other endpoint, per task ahead of it in its queue.
+// Tasks whose deadline passes or whose client goes away while queued are
+// answered DeadlineExceeded or Cancelled before each batch is formed and
+// never reach the engine; the executor wakes at the earliest deadline.
+//
+// Drain: StartDraining runs queued work as soon as the executor is free,
+// without waiting for batches to fill; Stop also rejects new tasks, runs
+// every queued task, then joins the executor.
+//
+// Threads: the engine is called only from the executor thread, which runs
+// model::Engine::InitializeThread before its first batch (Start).
+//
 // Thread-safe. Owns its queued tasks and its executor thread; borrows the
 // engine, clock and metrics, which must outlive it.
 class Batcher {
@@ -42,36 +66,37 @@ class Batcher {
     // A few ms can raise batch fill at moderate load on a GPU, where a
     // forward takes less time than requests take to gather; on a CPU it
     // only adds latency (measured: 1 ms timeout, 1.1 ms more at
-    // concurrency 1). Default 0.
+    // concurrency 1). REQUIRES: >= 0. Default 0.
     absl::Duration batch_timeout = absl::ZeroDuration();
     // Most queued sequences per endpoint; Schedule answers
     // ResourceExhausted beyond it. REQUIRES: >= 1. Default 1024.
     size_t max_enqueued_tasks = 1024;
     // Form batches by length (true) or first come, first served (false;
-    // kept for comparison in the benchmark).
+    // kept for comparison in the benchmark). Default true.
     bool length_aware = true;
   };
 
-  // Starts the executor thread.
+  // Does not start the executor (see Start).
   Batcher(const Options& options, model::Engine* engine, Clock* clock, ServiceMetrics* metrics);
   // Stops (see Stop) and joins.
   ~Batcher();
   Batcher(const Batcher&) = delete;
   Batcher& operator=(const Batcher&) = delete;
 
+  // Starts the executor thread, runs the engine's InitializeThread on it
+  // and returns that status once it is done. On error the executor has
+  // ended and Schedule answers Unavailable. REQUIRES: called once.
+  absl::Status Start();
+
   // Enqueues all of `tasks` (the sequences of one request) or none, and
   // returns immediately; never blocks. On OK, ownership moves to the
   // batcher and each task's `done` runs exactly once on the executor
   // thread. On error, `done` is never called and the caller answers the
   // request itself: ResourceExhausted when the queue would exceed
-  // max_enqueued_tasks, Unavailable after Stop.
+  // max_enqueued_tasks, Unavailable before Start or after Stop,
+  // InvalidArgument when the tasks are empty or do not share one batched
+  // endpoint.
   absl::Status Schedule(std::vector<std::unique_ptr<BatchTask>> tasks);
-
-  // Runs `fn` on the executor thread before the next batch, and returns at
-  // once. For work that must run on the thread that runs the engine: the
-  // server's warm-up (the engine's intra-op threads belong to the thread
-  // that calls it). REQUIRES: before Stop.
-  void RunOnExecutor(std::function<void()> fn);
 
   // From now on queued tasks run as soon as the executor is free, without
   // waiting for a batch to fill: no more work is coming while the server
@@ -79,41 +104,47 @@ class Batcher {
   void StartDraining();
 
   // Rejects new tasks, runs every task already queued, and joins the
-  // executor. Idempotent.
+  // executor. Idempotent; safe to call from several threads.
   void Stop();
 
-  // Queued sequences of one endpoint (for tests and the queue gauge).
-  size_t QueuedTasks(TaskKind kind) const;
+  // Queued sequences of one batched endpoint (for tests and the gauge).
+  size_t QueuedTasks(Endpoint endpoint) const;
 
  private:
   using Queue = std::deque<std::unique_ptr<BatchTask>>;
+  using Tasks = std::vector<std::unique_ptr<BatchTask>>;
 
   void Run();
   // True when some queue has a full batch, or a task that waited
   // batch_timeout, or when draining with work left.
   bool HasReadyWork(absl::Time now) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   bool IsReady(const Queue& queue, absl::Time now) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  absl::Time EarliestFlushTime() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // Removes expired and cancelled tasks (answering them) and takes one batch.
-  std::vector<std::unique_ptr<BatchTask>> TakeBatch(TaskKind kind, absl::Time now,
-                                                    std::vector<std::unique_ptr<BatchTask>>* dropped)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  void Execute(TaskKind kind, std::vector<std::unique_ptr<BatchTask>> batch, absl::Time now);
-  void UpdateQueueGauges(TaskKind kind) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // When the executor must next look at the queues by itself: the earliest
+  // batch_timeout flush or task deadline.
+  absl::Time NextWakeTime() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Moves expired and cancelled tasks of every queue to `dropped`.
+  void DropAbandoned(absl::Time now, Tasks* dropped) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Takes one batch from the queue of `endpoint`.
+  Tasks TakeBatch(Endpoint endpoint) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Answers tasks dropped before compute.
+  void AnswerDropped(Tasks dropped, absl::Time now);
+  void Execute(Endpoint endpoint, Tasks batch, absl::Time now);
+  void UpdateQueueGauges(int queue_index) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   const Options options_;
   model::Engine* const engine_;
   Clock* const clock_;
   ServiceMetrics* const metrics_;  // May be null.
 
+  absl::Mutex stop_mu_ ABSL_ACQUIRED_BEFORE(mu_);  // Serializes Start, Stop and the join.
   mutable absl::Mutex mu_;
-  std::array<Queue, kNumTaskKinds> queues_ ABSL_GUARDED_BY(mu_);
-  std::array<int64_t, kNumTaskKinds> queued_tokens_ ABSL_GUARDED_BY(mu_){};
-  std::vector<std::function<void()>> executor_work_ ABSL_GUARDED_BY(mu_);
-  bool draining_ ABSL_GUARDED_BY(mu_) = false;  // Set by StartDraining or Stop.
+  std::array<Queue, kNumBatchedEndpoints> queues_ ABSL_GUARDED_BY(mu_);
+  std::array<int64_t, kNumBatchedEndpoints> queued_tokens_ ABSL_GUARDED_BY(mu_){};
+  bool accepting_ ABSL_GUARDED_BY(mu_) = false;  // Between a successful Start and Stop.
+  bool draining_ ABSL_GUARDED_BY(mu_) = false;   // Set by StartDraining or Stop.
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
-  int next_kind_ ABSL_GUARDED_BY(mu_) = 0;  // Round-robin start.
-  std::thread executor_;
+  int next_queue_ ABSL_GUARDED_BY(mu_) = 0;  // Round-robin start.
+  std::thread executor_ ABSL_GUARDED_BY(stop_mu_);
 };
 
 }  // namespace deberta::service

@@ -1,32 +1,39 @@
-// InferenceServiceImpl: the gRPC callback handlers. Each validates its
-// request, splits it into one BatchTask per sequence, hands them to the
-// Batcher and returns at once; the last task's `done` fills the response
-// and finishes the RPC. Reactions never block.
+// InferenceServiceImpl: the gRPC callback handlers. Each turns its request
+// into batch tasks (request_builder.h), hands them to the Batcher and
+// returns at once; an error is answered at once. Every Classify and
+// FillMask call is an InferenceCall reactor that owns the call's state.
+// Reactions never block.
 #ifndef DEBERTA_SERVICE_INFERENCE_SERVICE_H_
 #define DEBERTA_SERVICE_INFERENCE_SERVICE_H_
 
-#include <atomic>
+#include <memory>
+#include <string>
+#include <vector>
 
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "deberta/serving/v1/inference.grpc.pb.h"
 #include "model/engine.h"
+#include "model/special_tokens.h"
 #include "service/batcher.h"
 #include "service/metrics.h"
-#include "service/special_tokens.h"
+#include "service/request_builder.h"
 
 namespace deberta::service {
 
+class InferenceCall;
+
 // Thread-safe. Borrows the batcher and metrics, which must outlive the
 // gRPC server that holds this service.
-class InferenceServiceImpl final : public deberta::serving::v1::InferenceService::CallbackService {
+class InferenceServiceImpl final : public serving::v1::InferenceService::CallbackService {
  public:
   struct Options {
+    // See RequestOptions.
     int max_sequences_per_request = 64;
-    // Sequences longer than the model's limit: reject (false) or keep the
-    // first max-1 tokens plus the last one, so [SEP] stays (true).
     bool truncate = false;
-    SpecialTokens special_tokens;
+    // Reported by GetModelInfo; `mask` is what fill-mask predicts when a
+    // sequence names no positions.
+    model::SpecialTokens special_tokens;
     std::string server_version;
   };
 
@@ -34,47 +41,46 @@ class InferenceServiceImpl final : public deberta::serving::v1::InferenceService
                        ServiceMetrics* metrics);
 
   // After this, new requests get Unavailable (the server is draining).
-  void StopAccepting() { accepting_.store(false); }
-  // Blocks until every Classify and FillMask call has been answered, or
-  // until `deadline`; returns whether none is left open.
+  void StopAccepting();
+  // Blocks until every accepted Classify and FillMask call is done, or
+  // until `deadline`; returns whether none is left.
   bool AwaitNoOpenCalls(absl::Time deadline);
 
   grpc::ServerUnaryReactor* Classify(grpc::CallbackServerContext* context,
-                                     const deberta::serving::v1::ClassifyRequest* request,
-                                     deberta::serving::v1::ClassifyResponse* response) override;
+                                     const serving::v1::ClassifyRequest* request,
+                                     serving::v1::ClassifyResponse* response) override;
   grpc::ServerUnaryReactor* FillMask(grpc::CallbackServerContext* context,
-                                     const deberta::serving::v1::FillMaskRequest* request,
-                                     deberta::serving::v1::FillMaskResponse* response) override;
+                                     const serving::v1::FillMaskRequest* request,
+                                     serving::v1::FillMaskResponse* response) override;
   grpc::ServerUnaryReactor* GetModelInfo(grpc::CallbackServerContext* context,
-                                         const deberta::serving::v1::GetModelInfoRequest* request,
-                                         deberta::serving::v1::ModelInfo* response) override;
+                                         const serving::v1::GetModelInfoRequest* request,
+                                         serving::v1::ModelInfo* response) override;
 
  private:
-  struct Call;  // One Classify or FillMask RPC in flight (defined in the .cc).
 
-  // Every Classify and FillMask call is opened once and closed once:
-  // CloseCall records the request metric, answers the RPC with `status`,
-  // and keeps the open-call count (for the drain) and the in-flight gauge.
-  void OpenCall();
-  void CloseCall(const Call& call, const grpc::Status& status);
-  // None, or more than max_sequences_per_request: InvalidArgument.
-  absl::Status CheckSequenceCount(int count) const;
-  // Validates (and truncates, when allowed) one request sequence.
-  absl::Status PrepareSequence(int index, const deberta::serving::v1::Sequence& in,
-                               model::Sequence* out) const;
-  // Schedules `tasks`; when all are done, `finish` runs (once) with the
-  // first error or OK and the RPC ends.
-  grpc::ServerUnaryReactor* Submit(grpc::CallbackServerContext* context, Endpoint endpoint,
-                                   std::vector<std::unique_ptr<BatchTask>> tasks,
-                                   const absl::Status& invalid);
+  // Counts a call as accepted unless the server has stopped accepting.
+  bool TryAcceptCall();
+  // An accepted call is done (from its OnDone).
+  void CallDone();
+  // A new call, accepted (counted until its OnDone) or, while draining,
+  // already answered Unavailable; `accepted` says which.
+  InferenceCall* StartCall(Endpoint endpoint, grpc::CallbackServerContext* context, bool* accepted);
+  // Answers a request that failed its checks; returns the call.
+  InferenceCall* Reject(InferenceCall* call, const absl::Status& invalid);
+  // Schedules `tasks`, each of which writes its result with `write`; the
+  // call is answered after the last task, or at once if scheduling fails.
+  void Submit(InferenceCall* call, Endpoint endpoint, grpc::CallbackServerContext* context,
+              std::vector<std::unique_ptr<BatchTask>> tasks,
+              std::vector<std::function<void(TaskResult)>> write);
 
   const model::ModelInfo info_;
   const Options options_;
+  const RequestOptions requests_;  // Derived from options_.
   Batcher* const batcher_;
-  ServiceMetrics* const metrics_;
-  std::atomic<bool> accepting_{true};
+  ServiceMetrics* const metrics_;  // May be null.
   absl::Mutex calls_mu_;
-  int open_calls_ ABSL_GUARDED_BY(calls_mu_) = 0;
+  bool accepting_ ABSL_GUARDED_BY(calls_mu_) = true;
+  int accepted_calls_ ABSL_GUARDED_BY(calls_mu_) = 0;  // Accepted and not yet done.
 };
 
 }  // namespace deberta::service

@@ -18,29 +18,23 @@ Histogram::BucketBoundaries TokenBuckets() {
 
 }  // namespace
 
-const char* EndpointName(Endpoint endpoint) {
-  switch (endpoint) {
-    case Endpoint::kClassify: return "classify";
-    case Endpoint::kFillMask: return "fill_mask";
-    case Endpoint::kGetModelInfo: return "get_model_info";
-  }
-  return "?";
-}
-
 ServiceMetrics::ServiceMetrics(std::shared_ptr<prometheus::Registry> registry)
     : registry_(std::move(registry)),
-      requests_(prometheus::BuildCounter()
-                    .Name("deberta_requests_total")
-                    .Help("Finished RPCs by endpoint and gRPC status code.")
-                    .Register(*registry_)),
-      rejections_(prometheus::BuildCounter()
-                      .Name("deberta_rejections_total")
-                      .Help("Sequences or requests refused before compute, by reason.")
-                      .Register(*registry_)),
       build_info_(prometheus::BuildGauge()
                       .Name("deberta_build_info")
                       .Help("Always 1; labels describe the server build and model.")
                       .Register(*registry_)) {
+  auto& requests = prometheus::BuildCounter()
+                       .Name("deberta_requests_total")
+                       .Help("Finished RPCs by endpoint and gRPC status code.")
+                       .Register(*registry_);
+  auto& rejections = prometheus::BuildCounter()
+                         .Name("deberta_rejections_total")
+                         .Help("Sequences or requests refused before compute, by reason.")
+                         .Register(*registry_);
+  for (int r = 0; r < kNumRejectionReasons; ++r) {
+    rejections_[r] = &rejections.Add({{"reason", RejectionReasonName(static_cast<RejectionReason>(r))}});
+  }
   auto& request_duration = prometheus::BuildHistogram()
                                .Name("deberta_request_duration_seconds")
                                .Help("RPC duration from arrival to reply.")
@@ -53,6 +47,10 @@ ServiceMetrics::ServiceMetrics(std::shared_ptr<prometheus::Registry> registry)
     const std::string name = EndpointName(static_cast<Endpoint>(e));
     request_duration_[e] = &request_duration.Add({{"endpoint", name}}, DurationBuckets());
     input_tokens_[e] = &input_tokens.Add({{"endpoint", name}});
+    for (int code = 0; code < kNumStatusCodes; ++code) {
+      requests_[e][code] = &requests.Add(
+          {{"endpoint", name}, {"code", absl::StatusCodeToString(static_cast<absl::StatusCode>(code))}});
+    }
   }
   auto& queue_duration = prometheus::BuildHistogram()
                              .Name("deberta_queue_duration_seconds")
@@ -86,9 +84,9 @@ ServiceMetrics::ServiceMetrics(std::shared_ptr<prometheus::Registry> registry)
                            .Name("deberta_queue_tokens")
                            .Help("Tokens waiting in the batcher queue.")
                            .Register(*registry_);
-  for (int k = 0; k < kNumTaskKinds; ++k) {
+  for (int k = 0; k < kNumBatchedEndpoints; ++k) {
     const std::map<std::string, std::string> labels{
-        {"endpoint", TaskKindName(static_cast<TaskKind>(k))}};
+        {"endpoint", EndpointName(static_cast<Endpoint>(k))}};
     queue_duration_[k] = &queue_duration.Add(labels, DurationBuckets());
     inference_duration_[k] = &inference_duration.Add(labels, DurationBuckets());
     batch_size_[k] = &batch_size.Add(labels, SizeBuckets());
@@ -115,31 +113,26 @@ ServiceMetrics::ServiceMetrics(std::shared_ptr<prometheus::Registry> registry)
                    .Add({});
 }
 
-void ServiceMetrics::RecordRequest(Endpoint endpoint, const std::string& code,
+void ServiceMetrics::RecordRequest(Endpoint endpoint, absl::StatusCode code,
                                    absl::Duration duration) {
   const int e = static_cast<int>(endpoint);
   request_duration_[e]->Observe(absl::ToDoubleSeconds(duration));
-  prometheus::Counter* counter;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    auto& slot = request_counters_[{e, code}];
-    if (slot == nullptr) slot = &requests_.Add({{"endpoint", EndpointName(endpoint)}, {"code", code}});
-    counter = slot;
-  }
-  counter->Increment();
+  int c = static_cast<int>(code);
+  if (c < 0 || c >= kNumStatusCodes) c = static_cast<int>(absl::StatusCode::kUnknown);
+  requests_[e][c]->Increment();
 }
 
 void ServiceMetrics::RecordInputTokens(Endpoint endpoint, int64_t tokens) {
   input_tokens_[static_cast<int>(endpoint)]->Increment(static_cast<double>(tokens));
 }
 
-void ServiceMetrics::RecordQueueLatency(TaskKind kind, absl::Duration waited) {
-  queue_duration_[static_cast<int>(kind)]->Observe(absl::ToDoubleSeconds(waited));
+void ServiceMetrics::RecordQueueLatency(Endpoint endpoint, absl::Duration waited) {
+  queue_duration_[static_cast<int>(endpoint)]->Observe(absl::ToDoubleSeconds(waited));
 }
 
-void ServiceMetrics::RecordBatch(TaskKind kind, size_t sequences, int64_t real_tokens,
+void ServiceMetrics::RecordBatch(Endpoint endpoint, size_t sequences, int64_t real_tokens,
                                  int64_t padded_tokens, absl::Duration inference) {
-  const int k = static_cast<int>(kind);
+  const int k = static_cast<int>(endpoint);
   batch_size_[k]->Observe(static_cast<double>(sequences));
   batch_tokens_[k]->Observe(static_cast<double>(padded_tokens));
   real_tokens_[k]->Increment(static_cast<double>(real_tokens));
@@ -147,20 +140,13 @@ void ServiceMetrics::RecordBatch(TaskKind kind, size_t sequences, int64_t real_t
   inference_duration_[k]->Observe(absl::ToDoubleSeconds(inference));
 }
 
-void ServiceMetrics::RecordRejection(const std::string& reason) {
-  prometheus::Counter* counter;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    auto& slot = rejection_counters_[reason];
-    if (slot == nullptr) slot = &rejections_.Add({{"reason", reason}});
-    counter = slot;
-  }
-  counter->Increment();
+void ServiceMetrics::RecordRejection(RejectionReason reason) {
+  rejections_[static_cast<int>(reason)]->Increment();
 }
 
-void ServiceMetrics::SetQueueDepth(TaskKind kind, size_t sequences, int64_t tokens) {
-  queue_sequences_[static_cast<int>(kind)]->Set(static_cast<double>(sequences));
-  queue_tokens_[static_cast<int>(kind)]->Set(static_cast<double>(tokens));
+void ServiceMetrics::SetQueueDepth(Endpoint endpoint, size_t sequences, int64_t tokens) {
+  queue_sequences_[static_cast<int>(endpoint)]->Set(static_cast<double>(sequences));
+  queue_tokens_[static_cast<int>(endpoint)]->Set(static_cast<double>(tokens));
 }
 
 void ServiceMetrics::AddInflight(int delta) { inflight_->Increment(delta); }

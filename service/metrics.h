@@ -13,38 +13,40 @@
 #include <array>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <string>
 
+#include "absl/status/status.h"
 #include "absl/time/time.h"
-#include "service/batch_task.h"
+#include "service/endpoint.h"
+#include "service/rejection_reason.h"
 
 namespace deberta::service {
 
-enum class Endpoint { kClassify = 0, kFillMask = 1, kGetModelInfo = 2 };
-inline constexpr int kNumEndpoints = 3;
-const char* EndpointName(Endpoint endpoint);  // "classify", "fill_mask", "get_model_info"
+// Every status code the requests counter can carry: the canonical codes
+// 0 (OK) to 16 (UNAUTHENTICATED), shared by absl and gRPC.
+inline constexpr int kNumStatusCodes = 17;
 
-// Thread-safe. The registry is shared; this object must outlive any
-// exposer serving it only as far as it owns the registry pointer.
+// Thread-safe, and lock-free on the request path: every series (each
+// endpoint x code, each rejection reason) is created in the constructor.
+// The registry is shared; this object must outlive any exposer serving it
+// only as far as it owns the registry pointer.
 class ServiceMetrics {
  public:
   explicit ServiceMetrics(std::shared_ptr<prometheus::Registry> registry);
 
   const std::shared_ptr<prometheus::Registry>& registry() const { return registry_; }
 
-  // One finished RPC: its gRPC code name ("OK", "INVALID_ARGUMENT", ...)
-  // and total duration.
-  void RecordRequest(Endpoint endpoint, const std::string& code, absl::Duration duration);
+  // One finished RPC: its status code (the `code` label is the code's
+  // canonical name, "OK", "INVALID_ARGUMENT", ...) and total duration.
+  void RecordRequest(Endpoint endpoint, absl::StatusCode code, absl::Duration duration);
   void RecordInputTokens(Endpoint endpoint, int64_t tokens);
-  void RecordQueueLatency(TaskKind kind, absl::Duration waited);
+  // Batched endpoints only (kClassify, kFillMask) from here to SetQueueDepth.
+  void RecordQueueLatency(Endpoint endpoint, absl::Duration waited);
   // One engine call: sequences, real and padded tokens, compute time.
-  void RecordBatch(TaskKind kind, size_t sequences, int64_t real_tokens, int64_t padded_tokens,
+  void RecordBatch(Endpoint endpoint, size_t sequences, int64_t real_tokens, int64_t padded_tokens,
                    absl::Duration inference);
-  // reason: queue_full, deadline_exceeded, cancelled, invalid_argument,
-  // shutting_down.
-  void RecordRejection(const std::string& reason);
-  void SetQueueDepth(TaskKind kind, size_t sequences, int64_t tokens);
+  void RecordRejection(RejectionReason reason);
+  void SetQueueDepth(Endpoint endpoint, size_t sequences, int64_t tokens);
   void AddInflight(int delta);
   void SetModelReady(bool ready);
   void SetDraining(bool draining);
@@ -55,27 +57,22 @@ class ServiceMetrics {
 
  private:
   std::shared_ptr<prometheus::Registry> registry_;
-  prometheus::Family<prometheus::Counter>& requests_;
-  prometheus::Family<prometheus::Counter>& rejections_;
   prometheus::Family<prometheus::Gauge>& build_info_;
+  std::array<std::array<prometheus::Counter*, kNumStatusCodes>, kNumEndpoints> requests_{};
+  std::array<prometheus::Counter*, kNumRejectionReasons> rejections_{};
   std::array<prometheus::Histogram*, kNumEndpoints> request_duration_{};
   std::array<prometheus::Counter*, kNumEndpoints> input_tokens_{};
-  std::array<prometheus::Histogram*, kNumTaskKinds> queue_duration_{};
-  std::array<prometheus::Histogram*, kNumTaskKinds> inference_duration_{};
-  std::array<prometheus::Histogram*, kNumTaskKinds> batch_size_{};
-  std::array<prometheus::Histogram*, kNumTaskKinds> batch_tokens_{};
-  std::array<prometheus::Counter*, kNumTaskKinds> real_tokens_{};
-  std::array<prometheus::Counter*, kNumTaskKinds> padding_tokens_{};
-  std::array<prometheus::Gauge*, kNumTaskKinds> queue_sequences_{};
-  std::array<prometheus::Gauge*, kNumTaskKinds> queue_tokens_{};
+  std::array<prometheus::Histogram*, kNumBatchedEndpoints> queue_duration_{};
+  std::array<prometheus::Histogram*, kNumBatchedEndpoints> inference_duration_{};
+  std::array<prometheus::Histogram*, kNumBatchedEndpoints> batch_size_{};
+  std::array<prometheus::Histogram*, kNumBatchedEndpoints> batch_tokens_{};
+  std::array<prometheus::Counter*, kNumBatchedEndpoints> real_tokens_{};
+  std::array<prometheus::Counter*, kNumBatchedEndpoints> padding_tokens_{};
+  std::array<prometheus::Gauge*, kNumBatchedEndpoints> queue_sequences_{};
+  std::array<prometheus::Gauge*, kNumBatchedEndpoints> queue_tokens_{};
   prometheus::Gauge* inflight_;
   prometheus::Gauge* model_ready_;
   prometheus::Gauge* draining_;
-
-  // Counters by label value are created on first use (codes, reasons).
-  std::mutex mu_;
-  std::map<std::pair<int, std::string>, prometheus::Counter*> request_counters_;
-  std::map<std::string, prometheus::Counter*> rejection_counters_;
 };
 
 }  // namespace deberta::service

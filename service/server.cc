@@ -4,30 +4,11 @@
 #include <grpcpp/ext/proto_server_reflection_plugin.h>
 #include <grpcpp/health_check_service_interface.h>
 #include <grpcpp/server_builder.h>
-
+#include <glog/logging.h>
 
 #include "absl/strings/str_cat.h"
-#include "absl/synchronization/notification.h"
 
 namespace deberta::service {
-
-absl::Status ServerConfig::Validate() const {
-  if (port < 0 || port > 65535) return absl::InvalidArgumentError(absl::StrCat("--port ", port, " is out of range"));
-  if (metrics_port < -1 || metrics_port > 65535) {
-    return absl::InvalidArgumentError(absl::StrCat("--metrics_port ", metrics_port, " is out of range"));
-  }
-  if (batcher.max_batch_size < 1) return absl::InvalidArgumentError("--max_batch_size must be >= 1");
-  if (batcher.max_batch_tokens < 1) return absl::InvalidArgumentError("--max_batch_tokens must be >= 1");
-  if (batcher.max_enqueued_tasks < 1) return absl::InvalidArgumentError("--max_queue_size must be >= 1");
-  if (batcher.batch_timeout < absl::ZeroDuration()) {
-    return absl::InvalidArgumentError("--batch_timeout must be >= 0");
-  }
-  if (max_message_bytes < 1) return absl::InvalidArgumentError("--max_message_bytes must be >= 1");
-  if (service.max_sequences_per_request < 1) {
-    return absl::InvalidArgumentError("--max_sequences_per_request must be >= 1");
-  }
-  return absl::OkStatus();
-}
 
 Server::Server(ServerConfig config, std::unique_ptr<model::Engine> engine,
                std::shared_ptr<prometheus::Registry> registry)
@@ -39,28 +20,6 @@ int Server::metrics_port() const {
   if (!exposer_) return -1;
   auto ports = exposer_->GetListeningPorts();
   return ports.empty() ? -1 : ports.front();
-}
-
-absl::Status Server::WarmUp() {
-  // One small forward per endpoint, on the batcher's thread where every
-  // later batch runs: allocates the first buffers, loads kernels and starts
-  // that thread's intra-op workers before the first request.
-  absl::Status status;
-  absl::Notification done;
-  batcher_->RunOnExecutor([this, &status, &done] {
-    model::Sequence sequence;
-    sequence.token_ids.assign(std::min<int64_t>(8, engine_->info().max_sequence_length), 1);
-    if (engine_->info().has_classifier) {
-      if (auto r = engine_->Classify({sequence}); !r.ok()) status = r.status();
-    }
-    if (status.ok() && engine_->info().has_mlm_head) {
-      model::MaskedSequence masked{sequence, {0}, 1};
-      if (auto r = engine_->FillMask({masked}); !r.ok()) status = r.status();
-    }
-    done.Notify();
-  });
-  done.WaitForNotification();
-  return status;
 }
 
 absl::Status Server::Start() {
@@ -106,7 +65,9 @@ absl::Status Server::Start() {
   const std::string service_name = deberta::serving::v1::InferenceService::service_full_name();
   health->SetServingStatus(false);  // NOT_SERVING until warmed up.
   health->SetServingStatus(service_name, false);
-  if (absl::Status s = WarmUp(); !s.ok()) return s;
+  // The executor thread initializes the engine and warms it up; until then
+  // calls are answered UNAVAILABLE.
+  if (absl::Status s = batcher_->Start(); !s.ok()) return s;
   health->SetServingStatus(true);
   health->SetServingStatus(service_name, true);
   metrics_.SetModelReady(true);
@@ -114,11 +75,9 @@ absl::Status Server::Start() {
 }
 
 void Server::Shutdown() {
-  {
-    absl::MutexLock lock(&shutdown_mu_);
-    if (shut_down_) return;
-    shut_down_ = true;
-  }
+  absl::MutexLock lock(&shutdown_mu_);
+  if (shut_down_) return;
+  shut_down_ = true;
   if (grpc_server_) {
     grpc_server_->GetHealthCheckService()->Shutdown();  // NOT_SERVING, sticky.
     if (service_) service_->StopAccepting();             // New work: Unavailable.
@@ -129,7 +88,15 @@ void Server::Shutdown() {
   // Accepted calls finish while the server still answers new ones, with
   // Unavailable (retryable: clients go to another replica). gRPC's own
   // shutdown would answer them Cancelled instead.
-  if (service_) service_->AwaitNoOpenCalls(deadline);
+  if (service_) {
+    LOG(INFO) << "draining: health NOT_SERVING, new calls UNAVAILABLE; waiting up to "
+              << config_.drain_timeout << " for accepted calls";
+    if (service_->AwaitNoOpenCalls(deadline)) {
+      LOG(INFO) << "drain: every accepted call answered";
+    } else {
+      LOG(WARNING) << "drain: timeout reached with calls still open; cancelling them";
+    }
+  }
   if (grpc_server_) {
     // Calls still open past the drain deadline are cancelled now, and the
     // batcher drops their queued tasks before compute.
@@ -137,6 +104,7 @@ void Server::Shutdown() {
   }
   if (batcher_) batcher_->Stop();
   metrics_.SetModelReady(false);
+  LOG(INFO) << "drain: done";
 }
 
 void Server::Wait() {

@@ -16,23 +16,13 @@
 #include "service/batcher.h"
 #include "service/inference_service.h"
 #include "service/metrics.h"
+#include "service/server_config.h"
 
 namespace deberta::service {
 
-struct ServerConfig {
-  std::string listen_address = "0.0.0.0";
-  int port = 50051;           // 0 picks a free port (tests).
-  int metrics_port = 9464;    // 0 picks a free port; -1 disables the exposer.
-  Batcher::Options batcher;
-  InferenceServiceImpl::Options service;
-  absl::Duration drain_timeout = absl::Seconds(20);
-  int max_message_bytes = 16 << 20;
-
-  absl::Status Validate() const;
-};
-
-// Start() once, then Shutdown() once (or let the destructor do it).
-// Thread-safe for Shutdown from a signal-handling thread.
+// Start() once, then Shutdown() (or let the destructor do it). Shutdown is
+// idempotent and safe to call from several threads (a signal-handling
+// thread, the destructor).
 class Server {
  public:
   // Takes ownership of the engine. `registry` may be shared (tests).
@@ -40,7 +30,8 @@ class Server {
          std::shared_ptr<prometheus::Registry> registry);
   ~Server();
 
-  // Binds the ports, warms the model up, then reports SERVING.
+  // Binds the ports, starts the batcher (whose executor thread initializes
+  // and warms up the engine), then reports SERVING.
   absl::Status Start();
   // Health NOT_SERVING, refuse new work, let accepted work finish within
   // the drain timeout, stop the batcher. Idempotent.
@@ -53,8 +44,6 @@ class Server {
   ServiceMetrics& metrics() { return metrics_; }
 
  private:
-  absl::Status WarmUp();
-
   ServerConfig config_;
   std::unique_ptr<model::Engine> engine_;
   ServiceMetrics metrics_;
@@ -63,6 +52,8 @@ class Server {
   std::unique_ptr<grpc::Server> grpc_server_;
   std::unique_ptr<prometheus::Exposer> exposer_;
   int bound_port_ = 0;
+  // Held for the whole shutdown, so a second caller returns only once the
+  // first has finished.
   absl::Mutex shutdown_mu_;
   bool shut_down_ ABSL_GUARDED_BY(shutdown_mu_) = false;
 };

@@ -3,10 +3,9 @@
 
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
-#include <malloc.h>
-#include <sched.h>
 #include <torch/cuda.h>
-#include <unistd.h>
+
+#include <glog/logging.h>
 
 #include <algorithm>
 #include <filesystem>
@@ -57,36 +56,6 @@ absl::StatusOr<c10::Device> ParseDevice(const std::string& name) {
       absl::StrCat("unknown device '", name, "' (expected cpu or cuda:N)"));
 }
 
-int ResolveThreadCount(int num_threads) {
-  if (num_threads > 0) return num_threads;
-  // The CPUs this process may run on, further limited by a cgroup v2 CPU
-  // quota ("cpu.max": "<quota> <period>" or "max <period>"), so that a
-  // container with a 2-CPU limit on a 64-core node uses 2 threads.
-  cpu_set_t allowed;
-  int cpus = sched_getaffinity(0, sizeof(allowed), &allowed) == 0
-                 ? CPU_COUNT(&allowed)
-                 : static_cast<int>(std::max(1L, sysconf(_SC_NPROCESSORS_ONLN)));
-  std::ifstream cpu_max("/sys/fs/cgroup/cpu.max");
-  std::string quota;
-  int64_t period = 0;
-  if (cpu_max >> quota >> period && quota != "max" && period > 0) {
-    const int64_t limit = (std::stoll(quota) + period - 1) / period;
-    cpus = static_cast<int>(std::min<int64_t>(cpus, std::max<int64_t>(1, limit)));
-  }
-  return std::max(1, cpus);
-}
-
-void ConfigureRuntime(int num_threads) {
-  at::set_num_threads(ResolveThreadCount(num_threads));
-  // glibc returns large freed blocks (tensors) to the OS after every
-  // forward, so the next forward page-faults them back in: up to 2 million
-  // faults per deberta-base forward. Serve every block from the heap (up to
-  // the 32 MiB cap glibc allows for mmap's threshold) and never trim it.
-  mallopt(M_MMAP_THRESHOLD, 32 << 20);
-  mallopt(M_TRIM_THRESHOLD, 1 << 30);
-  mallopt(M_TOP_PAD, 64 << 20);
-}
-
 absl::StatusOr<LoadedNetwork> LoadNetwork(const EngineOptions& options) {
   LoadedNetwork loaded;
   DEBERTA_ASSIGN_OR_RETURN(loaded.device, ParseDevice(options.device));
@@ -124,6 +93,12 @@ absl::StatusOr<LoadedNetwork> LoadNetwork(const EngineOptions& options) {
   loaded.network = DebertaNetwork(config, parts);
   DEBERTA_ASSIGN_OR_RETURN(LoadReport report, LoadWeights(*checkpoint, *loaded.network));
   loaded.unused_keys = report.unused_keys;
+  if (!report.unused_keys.empty()) {
+    // Often harmless (buffers such as position_ids, heads this server does
+    // not use), but a misnamed weight shows up here first.
+    LOG(WARNING) << options.model << ": " << report.unused_keys.size()
+                 << " checkpoint tensors are not used: " << absl::StrJoin(report.unused_keys, ", ");
+  }
 
   // docs/deberta-model.md section 9.3: EMD iff the head is the authors' layout and the checkpoint
   // was not re-saved by a Hugging Face version that knows `legacy`.

@@ -29,14 +29,6 @@ struct LoadedNetwork {
 // this LibTorch has none or the index does not exist.
 absl::StatusOr<c10::Device> ParseDevice(const std::string& name);
 
-// Sets LibTorch's intra-op thread count (0 = every available core) and
-// keeps freed tensor memory inside the process (see memory note in the
-// implementation). Process-wide; idempotent.
-void ConfigureRuntime(int num_threads);
-// The thread count ConfigureRuntime uses: `num_threads`, or when it is
-// <= 0 the CPUs this process may run on, within its cgroup v2 CPU quota.
-int ResolveThreadCount(int num_threads);
-
 absl::StatusOr<LoadedNetwork> LoadNetwork(const EngineOptions& options);
 
 }  // namespace deberta::model

@@ -75,7 +75,6 @@ absl::Status RunReferenceBatch(const ReferenceRunOptions& options) {
   json j = json::parse(text.str(), nullptr, /*allow_exceptions=*/false);
   if (!j.is_object()) return absl::InvalidArgumentError(absl::StrCat(options.inputs_path, ": not a JSON object"));
 
-  ConfigureRuntime(options.engine.num_threads);
   DEBERTA_ASSIGN_OR_RETURN(LoadedNetwork loaded, LoadNetwork(options.engine));
   NetworkInputs inputs;
   DEBERTA_ASSIGN_OR_RETURN(at::Tensor ids, ReadMatrix(j, "input_ids", at::kLong));

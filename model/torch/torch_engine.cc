@@ -9,6 +9,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "model/engine_factory.h"
+#include "model/runtime.h"
 #include "model/status_macros.h"
 
 namespace deberta::model {
@@ -55,20 +56,11 @@ absl::Status TranslateException(const std::exception& e) {
   return absl::InternalError(absl::StrCat("inference failed: ", what));
 }
 
-// Runs `fn` in inference mode with `num_threads` intra-op threads, turning
-// exceptions into statuses.
+// Runs `fn` in inference mode, turning exceptions into statuses.
 template <typename Fn>
-auto RunGuarded(int num_threads, Fn&& fn) -> decltype(fn()) {
+auto RunGuarded(Fn&& fn) -> decltype(fn()) {
   try {
-    // Both are per calling thread (OpenMP's thread count is a per-thread
-    // setting), and the caller is usually not the thread that loaded the
-    // model: the server's batcher thread.
-    thread_local int threads_set = 0;
-    if (threads_set != num_threads) {
-      at::set_num_threads(num_threads);
-      threads_set = num_threads;
-    }
-    c10::InferenceMode inference_mode;
+    c10::InferenceMode inference_mode;  // Per thread, so set per call.
     return fn();
   } catch (const std::exception& e) {
     return TranslateException(e);
@@ -78,17 +70,32 @@ auto RunGuarded(int num_threads, Fn&& fn) -> decltype(fn()) {
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<TorchEngine>> TorchEngine::Create(const EngineOptions& options) {
-  // Load on one thread. libgomp keeps a pool of workers for every thread
-  // that ever ran a parallel region, and once a process holds more OpenMP
-  // threads than cores it stops spinning between regions (its "throttled"
-  // spin count): a 2-thread team on the batcher's thread then ran each
-  // element-wise op 1.7x slower and a deberta-base forward 15% slower,
-  // because the loading thread also held a 2-thread team. Inference sets
-  // its own count on the thread that runs it (RunGuarded).
-  ConfigureRuntime(/*num_threads=*/1);
   DEBERTA_ASSIGN_OR_RETURN(LoadedNetwork loaded, LoadNetwork(options));
   return std::unique_ptr<TorchEngine>(
       new TorchEngine(std::move(loaded), ResolveThreadCount(options.num_threads)));
+}
+
+absl::Status TorchEngine::InitializeThread() {
+  // libgomp keeps a pool of workers for every thread that ever ran a
+  // parallel region, and once a process holds more OpenMP threads than
+  // cores it stops spinning between regions (its "throttled" spin count):
+  // a 2-thread team on the batcher's thread ran a deberta-base forward 15%
+  // slower while the loading thread also held one. So the loading thread
+  // keeps one thread (ConfigureRuntime(1) in main) and this one gets all.
+  at::set_num_threads(num_threads_);
+  // One small forward per head on this thread, where every later batch
+  // runs: allocates the first buffers, loads kernels and starts the
+  // intra-op workers before the first request.
+  Sequence sequence;
+  sequence.token_ids.assign(std::min<int64_t>(8, loaded_.info.max_sequence_length), 1);
+  if (loaded_.info.has_classifier) {
+    if (auto r = Classify({sequence}); !r.ok()) return r.status();
+  }
+  if (loaded_.info.has_mlm_head) {
+    MaskedSequence masked{sequence, {0}, 1};
+    if (auto r = FillMask({masked}); !r.ok()) return r.status();
+  }
+  return absl::OkStatus();
 }
 
 absl::StatusOr<std::vector<ClassifyOutput>> TorchEngine::Classify(absl::Span<const Sequence> batch) {
@@ -96,15 +103,12 @@ absl::StatusOr<std::vector<ClassifyOutput>> TorchEngine::Classify(absl::Span<con
     return absl::FailedPreconditionError(
         "this model has no sequence-classification head (pooler.* and classifier.* weights)");
   }
+  // Inputs are validated on the request path (Engine's contract); a bad id
+  // here would make LibTorch throw, which RunGuarded reports.
   std::vector<const Sequence*> sequences;
-  for (size_t i = 0; i < batch.size(); ++i) {
-    if (absl::Status s = ValidateSequence(loaded_.info, batch[i]); !s.ok()) {
-      return absl::InvalidArgumentError(absl::StrCat("sequence ", i, ": ", s.message()));
-    }
-    sequences.push_back(&batch[i]);
-  }
+  for (const Sequence& sequence : batch) sequences.push_back(&sequence);
   if (sequences.empty()) return std::vector<ClassifyOutput>{};
-  return RunGuarded(num_threads_, [&]() -> absl::StatusOr<std::vector<ClassifyOutput>> {
+  return RunGuarded([&]() -> absl::StatusOr<std::vector<ClassifyOutput>> {
     NetworkInputs inputs = PadBatch(sequences, loaded_.config.type_vocab_size > 0, loaded_.device);
     at::Tensor logits = loaded_.network->ClassifierLogits(inputs).to(at::kCPU, at::kFloat).contiguous();
     at::Tensor probs = at::softmax(logits, -1).contiguous();
@@ -130,9 +134,6 @@ absl::StatusOr<std::vector<FillMaskOutput>> TorchEngine::FillMask(
   std::vector<int64_t> batch_index, position;
   int32_t max_k = 1;
   for (size_t i = 0; i < batch.size(); ++i) {
-    if (absl::Status s = ValidateMaskedSequence(loaded_.info, batch[i]); !s.ok()) {
-      return absl::InvalidArgumentError(absl::StrCat("sequence ", i, ": ", s.message()));
-    }
     sequences.push_back(&batch[i].sequence);
     for (int32_t p : batch[i].positions) {
       batch_index.push_back(static_cast<int64_t>(i));
@@ -140,8 +141,10 @@ absl::StatusOr<std::vector<FillMaskOutput>> TorchEngine::FillMask(
     }
     max_k = std::max(max_k, batch[i].top_k);
   }
+  // Asserted, not validated (see Engine): top_k never reads past the vocabulary.
+  max_k = std::min<int32_t>(max_k, static_cast<int32_t>(loaded_.info.vocab_size));
   if (sequences.empty()) return std::vector<FillMaskOutput>{};
-  return RunGuarded(num_threads_, [&]() -> absl::StatusOr<std::vector<FillMaskOutput>> {
+  return RunGuarded([&]() -> absl::StatusOr<std::vector<FillMaskOutput>> {
     NetworkInputs inputs = PadBatch(sequences, loaded_.config.type_vocab_size > 0, loaded_.device);
     const int64_t rows = static_cast<int64_t>(position.size());
     at::Tensor b_idx = at::from_blob(batch_index.data(), {rows}, at::kLong).to(loaded_.device);
@@ -156,7 +159,7 @@ absl::StatusOr<std::vector<FillMaskOutput>> TorchEngine::FillMask(
       const MaskedSequence& input = batch[batch_index[r]];
       MaskPrediction prediction;
       prediction.position = static_cast<int32_t>(position[r]);
-      for (int32_t c = 0; c < input.top_k; ++c) {
+      for (int32_t c = 0; c < std::min(input.top_k, max_k); ++c) {
         prediction.candidates.push_back(
             {static_cast<int32_t>(top_id.data_ptr<int64_t>()[r * max_k + c]),
              top_p.data_ptr<float>()[r * max_k + c]});

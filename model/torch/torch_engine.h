@@ -12,13 +12,16 @@
 
 namespace deberta::model {
 
-// Calls must be serialized by the caller (one executor thread). Owns the
-// network; nothing it returns refers to it.
+// Calls must be serialized by the caller (one executor thread, prepared by
+// InitializeThread). Owns the network; nothing it returns refers to it.
 class TorchEngine final : public Engine {
  public:
   static absl::StatusOr<std::unique_ptr<TorchEngine>> Create(const EngineOptions& options);
 
   const ModelInfo& info() const override { return loaded_.info; }
+  // Sets the calling thread's intra-op thread count (a per-thread setting
+  // of LibTorch's OpenMP pool) and runs one small forward per head.
+  absl::Status InitializeThread() override;
   absl::StatusOr<std::vector<ClassifyOutput>> Classify(absl::Span<const Sequence> batch) override;
   absl::StatusOr<std::vector<FillMaskOutput>> FillMask(
       absl::Span<const MaskedSequence> batch) override;
@@ -28,7 +31,7 @@ class TorchEngine final : public Engine {
       : loaded_(std::move(loaded)), num_threads_(num_threads) {}
 
   LoadedNetwork loaded_;
-  const int num_threads_;  // Intra-op threads, set on each calling thread.
+  const int num_threads_;  // Intra-op threads of the executor thread.
 };
 
 }  // namespace deberta::model

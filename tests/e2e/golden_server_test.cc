@@ -5,7 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "model/engine_factory.h"
-#include "tests/e2e/test_server.h"
+#include "tests/testing/test_server.h"
 #include "tests/testing/golden_case.h"
 
 namespace deberta::testing {

@@ -1,6 +1,6 @@
-// Lifecycle: the drain refuses new work with UNAVAILABLE and finishes
-// accepted work (in process, on a FakeEngine held mid-batch), and the real
-// deberta-server binary drains queued requests on SIGTERM and exits 0.
+// Lifecycle of the real deberta-server binary: it drains queued requests on
+// SIGTERM and exits 0. (The drain itself is tested in process, on a fake
+// engine, in tests/service/drain_test.cc.)
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <prometheus/text_serializer.h>
@@ -16,101 +16,13 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "absl/synchronization/notification.h"
-#include "tests/e2e/test_server.h"
-#include "tests/testing/fake_engine.h"
 #include "tests/testing/http_get.h"
+#include "tests/testing/pending_call.h"
 
 extern char** environ;
 
 namespace deberta::testing {
 namespace {
-
-namespace pb = serving::v1;
-
-pb::ClassifyRequest OneSequence(int32_t first_id) {
-  pb::ClassifyRequest request;
-  const std::vector<int32_t> tokens{first_id, 5, 6, 7};
-  request.add_sequences()->mutable_token_ids()->Add(tokens.begin(), tokens.end());
-  return request;
-}
-
-// An RPC started with the callback client API; Wait() gives its status.
-struct PendingCall {
-  grpc::ClientContext context;
-  pb::ClassifyRequest request;
-  pb::ClassifyResponse response;
-  grpc::Status status;
-  absl::Notification done;
-
-  void Start(pb::InferenceService::Stub* stub, int32_t first_id) {
-    request = OneSequence(first_id);
-    context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));
-    stub->async()->Classify(&context, &request, &response, [this](grpc::Status s) {
-      status = std::move(s);
-      done.Notify();
-    });
-  }
-  grpc::Status Wait() {
-    done.WaitForNotification();
-    return status;
-  }
-};
-
-// Polls `condition` (a positive condition, never used to prove absence).
-template <typename Condition>
-bool Eventually(Condition condition) {
-  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-  while (!condition()) {
-    if (std::chrono::steady_clock::now() > give_up) return false;
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
-  return true;
-}
-
-TEST(DrainTest, RefusesNewWorkAndFinishesAcceptedWork) {
-  auto engine = std::make_unique<FakeEngine>();
-  FakeEngine* fake = engine.get();
-  service::ServerConfig config;
-  config.batcher.batch_timeout = absl::ZeroDuration();
-  config.batcher.max_batch_size = 1;
-  auto server = StartTestServer(std::move(engine), config);
-  ASSERT_TRUE(server.ok()) << server.status();
-  TestServer& test = **server;
-
-  const size_t warm_up_batches = fake->BatchesByFirstToken().size();
-  fake->Block();
-  PendingCall running, queued;
-  running.Start(test.stub.get(), 11);
-  fake->AwaitBlockedBatch();  // 11 is inside the engine,
-  queued.Start(test.stub.get(), 12);
-  auto metrics_text = [&] {
-    return prometheus::TextSerializer().Serialize(test.server->metrics().registry()->Collect());
-  };
-  // ... and 12 is accepted and queued behind it.
-  ASSERT_TRUE(Eventually(
-      [&] { return absl::StrContains(metrics_text(), "\ndeberta_queue_sequences{endpoint=\"classify\"} 1\n"); }));
-
-  std::thread shutdown([&] { test.server->Shutdown(); });
-  ASSERT_TRUE(Eventually([&] { return absl::StrContains(metrics_text(), "\ndeberta_draining 1\n"); }));
-  // New work is refused while accepted work is still running.
-  pb::ClassifyResponse refused;
-  auto context = ContextWithDeadline(10);
-  grpc::Status status = test.stub->Classify(context.get(), OneSequence(13), &refused);
-  EXPECT_EQ(status.error_code(), grpc::UNAVAILABLE) << status.error_message();
-  EXPECT_EQ(test.HealthStatus(), "NOT_SERVING");
-
-  fake->Unblock();
-  EXPECT_TRUE(running.Wait().ok()) << running.status.error_message();
-  EXPECT_TRUE(queued.Wait().ok()) << queued.status.error_message();
-  shutdown.join();
-  std::vector<int32_t> firsts;
-  const auto batches = fake->BatchesByFirstToken();
-  for (size_t b = warm_up_batches; b < batches.size(); ++b) {
-    firsts.insert(firsts.end(), batches[b].begin(), batches[b].end());
-  }
-  EXPECT_THAT(firsts, ::testing::ElementsAre(11, 12));  // 13 never reached the engine.
-}
 
 // The real binary, as a child process with its stdout on a pipe.
 class ServerProcess {

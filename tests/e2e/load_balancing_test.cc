@@ -9,7 +9,7 @@
 #include <regex>
 
 #include "absl/strings/str_cat.h"
-#include "tests/e2e/test_server.h"
+#include "tests/testing/test_server.h"
 #include "tests/testing/fake_engine.h"
 
 namespace deberta::testing {

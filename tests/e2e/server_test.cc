@@ -12,7 +12,7 @@
 #include "model/demo_model.h"
 #include "model/engine_factory.h"
 #include "service/status_util.h"
-#include "tests/e2e/test_server.h"
+#include "tests/testing/test_server.h"
 #include "tests/testing/http_get.h"
 
 namespace deberta::testing {

@@ -87,7 +87,11 @@ def main():
             [args.server, "--model=demo", "--listen_address=127.0.0.1", "--port=0", "--metrics_port=0",
              "--threads=1"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         processes.append(server)
-        banner = server.stdout.readline()
+        # Log lines (stderr) come first; the banner is the serving line.
+        for _ in range(100):
+            banner = server.stdout.readline()
+            if not banner or "metrics on" in banner:
+                break
         ports = re.search(r":(\d+), metrics on :(\d+)", banner)
         check(ports is not None, f"server started: {banner.strip()}")
         grpc_port, metrics_port = ports.group(1), ports.group(2)

@@ -45,6 +45,7 @@ class BatcherTest : public ::testing::Test {
  protected:
   void Start(ServiceMetrics* metrics = nullptr) {
     batcher_ = std::make_unique<Batcher>(options_, &engine_, &clock_, metrics);
+    ASSERT_TRUE(batcher_->Start().ok());
   }
 
   void TearDown() override {
@@ -57,21 +58,21 @@ class BatcherTest : public ::testing::Test {
 
   // Schedules one request (one task per sequence) and records what the
   // contract promises for its outcomes.
-  absl::Status ScheduleTask(TaskKind kind, const std::vector<std::vector<int32_t>>& sequences,
+  absl::Status ScheduleTask(Endpoint endpoint, const std::vector<std::vector<int32_t>>& sequences,
                             std::vector<std::shared_ptr<Outcome>>* outcomes,
                             absl::Time deadline = absl::InfiniteFuture(),
-                            std::function<bool()> is_cancelled = {}) {
+                            std::shared_ptr<const std::atomic<bool>> cancelled = nullptr) {
     std::vector<std::unique_ptr<BatchTask>> tasks;
     std::vector<std::shared_ptr<Outcome>> added;
     for (const auto& tokens : sequences) {
       auto outcome = std::make_shared<Outcome>();
       auto task = std::make_unique<BatchTask>();
-      task->kind = kind;
+      task->endpoint = endpoint;
       task->input.sequence.token_ids = tokens;
       task->input.positions = {1};
       task->input.top_k = 2;
       task->deadline = deadline;
-      task->is_cancelled = is_cancelled;
+      task->cancelled = cancelled;
       task->done = [outcome](const absl::Status& status, TaskResult result) {
         outcome->status = status;
         outcome->result = std::move(result);
@@ -90,10 +91,10 @@ class BatcherTest : public ::testing::Test {
   }
 
   // Schedules one request, expects OK, and waits until every sequence is done.
-  std::vector<std::shared_ptr<Outcome>> RunRequest(TaskKind kind,
+  std::vector<std::shared_ptr<Outcome>> RunRequest(Endpoint endpoint,
                                                    const std::vector<std::vector<int32_t>>& sequences) {
     std::vector<std::shared_ptr<Outcome>> outcomes;
-    absl::Status status = ScheduleTask(kind, sequences, &outcomes);
+    absl::Status status = ScheduleTask(endpoint, sequences, &outcomes);
     EXPECT_TRUE(status.ok()) << status;
     if (status.ok()) AwaitAll(outcomes);
     return outcomes;
@@ -114,7 +115,7 @@ TEST_F(BatcherTest, FormsBatchesOfSimilarLength) {
   options_.max_batch_size = 2;
   options_.batch_timeout = absl::Hours(1);
   Start();
-  RunRequest(TaskKind::kClassify, {Tokens(1, 10), Tokens(2, 50), Tokens(3, 12), Tokens(4, 52)});
+  RunRequest(Endpoint::kClassify, {Tokens(1, 10), Tokens(2, 50), Tokens(3, 12), Tokens(4, 52)});
   EXPECT_THAT(engine_.BatchesByFirstToken(), ElementsAre(ElementsAre(1, 3), ElementsAre(2, 4)));
 }
 
@@ -123,7 +124,7 @@ TEST_F(BatcherTest, FirstComeFormationKeepsArrivalOrder) {
   options_.batch_timeout = absl::Hours(1);
   options_.length_aware = false;
   Start();
-  RunRequest(TaskKind::kClassify, {Tokens(1, 10), Tokens(2, 50), Tokens(3, 12), Tokens(4, 52)});
+  RunRequest(Endpoint::kClassify, {Tokens(1, 10), Tokens(2, 50), Tokens(3, 12), Tokens(4, 52)});
   EXPECT_THAT(engine_.BatchesByFirstToken(), ElementsAre(ElementsAre(1, 2), ElementsAre(3, 4)));
 }
 
@@ -132,7 +133,7 @@ TEST_F(BatcherTest, PaddedTokenBudgetSplitsBatches) {
   options_.max_batch_tokens = 100;  // 2 x 40 fits, 3 x 40 does not.
   options_.batch_timeout = absl::ZeroDuration();
   Start();
-  RunRequest(TaskKind::kClassify, {Tokens(1, 40), Tokens(2, 40), Tokens(3, 40), Tokens(4, 40)});
+  RunRequest(Endpoint::kClassify, {Tokens(1, 40), Tokens(2, 40), Tokens(3, 40), Tokens(4, 40)});
   EXPECT_THAT(engine_.BatchLengths(), ElementsAre(ElementsAre(40, 40), ElementsAre(40, 40)));
 }
 
@@ -142,7 +143,7 @@ TEST_F(BatcherTest, FlushesPartialBatchAtTimeout) {
   Start();
   const absl::Time start = clock_.Now();
   std::vector<std::shared_ptr<Outcome>> outcomes;
-  ASSERT_TRUE(ScheduleTask(TaskKind::kClassify, {Tokens(1, 5)}, &outcomes).ok());
+  ASSERT_TRUE(ScheduleTask(Endpoint::kClassify, {Tokens(1, 5)}, &outcomes).ok());
   // The executor now sleeps until the flush time: nothing may have run.
   clock_.AwaitWaiter(start + absl::Milliseconds(10));
   EXPECT_EQ(engine_.batches_run(), 0);
@@ -158,8 +159,8 @@ TEST_F(BatcherTest, FullBatchRunsBeforeTimeout) {
   options_.batch_timeout = absl::Hours(1);
   Start();
   std::vector<std::shared_ptr<Outcome>> outcomes;
-  ASSERT_TRUE(ScheduleTask(TaskKind::kClassify, {Tokens(1, 5)}, &outcomes).ok());
-  ASSERT_TRUE(ScheduleTask(TaskKind::kClassify, {Tokens(2, 5)}, &outcomes).ok());
+  ASSERT_TRUE(ScheduleTask(Endpoint::kClassify, {Tokens(1, 5)}, &outcomes).ok());
+  ASSERT_TRUE(ScheduleTask(Endpoint::kClassify, {Tokens(2, 5)}, &outcomes).ok());
   AwaitAll(outcomes);  // The fake clock never moved.
   EXPECT_THAT(engine_.BatchesByFirstToken(), ElementsAre(ElementsAre(1, 2)));
 }
@@ -169,9 +170,9 @@ TEST_F(BatcherTest, DropsTaskWhoseDeadlinePassedWhileQueued) {
   Start();
   engine_.Block();
   std::vector<std::shared_ptr<Outcome>> first, late;
-  ASSERT_TRUE(ScheduleTask(TaskKind::kClassify, {Tokens(1, 5)}, &first).ok());
+  ASSERT_TRUE(ScheduleTask(Endpoint::kClassify, {Tokens(1, 5)}, &first).ok());
   engine_.AwaitBlockedBatch();
-  ASSERT_TRUE(ScheduleTask(TaskKind::kClassify, {Tokens(2, 5)}, &late,
+  ASSERT_TRUE(ScheduleTask(Endpoint::kClassify, {Tokens(2, 5)}, &late,
                            clock_.Now() + absl::Milliseconds(5))
                   .ok());
   clock_.AdvanceBy(absl::Milliseconds(6));
@@ -188,11 +189,11 @@ TEST_F(BatcherTest, DropsCancelledTaskBeforeCompute) {
   Start();
   engine_.Block();
   std::vector<std::shared_ptr<Outcome>> first, cancelled;
-  ASSERT_TRUE(ScheduleTask(TaskKind::kClassify, {Tokens(1, 5)}, &first).ok());
+  ASSERT_TRUE(ScheduleTask(Endpoint::kClassify, {Tokens(1, 5)}, &first).ok());
   engine_.AwaitBlockedBatch();
   auto gone = std::make_shared<std::atomic<bool>>(false);
-  ASSERT_TRUE(ScheduleTask(TaskKind::kClassify, {Tokens(2, 5)}, &cancelled,
-                           absl::InfiniteFuture(), [gone] { return gone->load(); })
+  ASSERT_TRUE(ScheduleTask(Endpoint::kClassify, {Tokens(2, 5)}, &cancelled,
+                           absl::InfiniteFuture(), gone)
                   .ok());
   gone->store(true);
   engine_.Unblock();
@@ -207,16 +208,16 @@ TEST_F(BatcherTest, FullQueueRejectsWholeRequestAtOnce) {
   Start();
   engine_.Block();
   std::vector<std::shared_ptr<Outcome>> outcomes;
-  ASSERT_TRUE(ScheduleTask(TaskKind::kClassify, {Tokens(1, 5)}, &outcomes).ok());
+  ASSERT_TRUE(ScheduleTask(Endpoint::kClassify, {Tokens(1, 5)}, &outcomes).ok());
   engine_.AwaitBlockedBatch();  // Queue empty again, executor busy.
-  ASSERT_TRUE(ScheduleTask(TaskKind::kClassify, {Tokens(2, 5), Tokens(3, 5)}, &outcomes).ok());
+  ASSERT_TRUE(ScheduleTask(Endpoint::kClassify, {Tokens(2, 5), Tokens(3, 5)}, &outcomes).ok());
   // Two sequences do not fit in the one free slot: none is queued.
-  absl::Status full = ScheduleTask(TaskKind::kClassify, {Tokens(4, 5), Tokens(5, 5)}, nullptr);
+  absl::Status full = ScheduleTask(Endpoint::kClassify, {Tokens(4, 5), Tokens(5, 5)}, nullptr);
   EXPECT_TRUE(absl::IsResourceExhausted(full)) << full;
   EXPECT_THAT(full.message(), HasSubstr("queue is full"));
-  EXPECT_EQ(batcher_->QueuedTasks(TaskKind::kClassify), 2u);
+  EXPECT_EQ(batcher_->QueuedTasks(Endpoint::kClassify), 2u);
   // The other endpoint has its own queue.
-  EXPECT_TRUE(ScheduleTask(TaskKind::kFillMask, {Tokens(6, 5)}, &outcomes).ok());
+  EXPECT_TRUE(ScheduleTask(Endpoint::kFillMask, {Tokens(6, 5)}, &outcomes).ok());
   engine_.Unblock();
   AwaitAll(outcomes);
   for (const auto& outcome : outcomes) EXPECT_TRUE(outcome->status.ok());
@@ -226,13 +227,13 @@ TEST_F(BatcherTest, EngineFailureFailsEveryTaskOfTheBatchAndBatcherGoesOn) {
   options_.batch_timeout = absl::ZeroDuration();
   Start();
   engine_.FailWith(absl::InternalError("device on fire"));
-  auto failed = RunRequest(TaskKind::kClassify, {Tokens(1, 5), Tokens(2, 6)});
+  auto failed = RunRequest(Endpoint::kClassify, {Tokens(1, 5), Tokens(2, 6)});
   for (const auto& outcome : failed) {
     EXPECT_TRUE(absl::IsInternal(outcome->status));
     EXPECT_THAT(outcome->status.message(), HasSubstr("device on fire"));
   }
   engine_.FailWith(absl::OkStatus());
-  auto later = RunRequest(TaskKind::kClassify, {Tokens(3, 5)});
+  auto later = RunRequest(Endpoint::kClassify, {Tokens(3, 5)});
   EXPECT_TRUE(later[0]->status.ok());
 }
 
@@ -241,7 +242,7 @@ TEST_F(BatcherTest, EachResultReachesItsOwnTaskWhenBatchesReorder) {
   options_.batch_timeout = absl::Hours(1);
   Start();
   auto outcomes =
-      RunRequest(TaskKind::kClassify, {Tokens(11, 50), Tokens(12, 10), Tokens(13, 48), Tokens(14, 12)});
+      RunRequest(Endpoint::kClassify, {Tokens(11, 50), Tokens(12, 10), Tokens(13, 48), Tokens(14, 12)});
   ASSERT_EQ(engine_.batches_run(), 2);
   // FakeEngine's first logit is the first token id, its second the length.
   const std::vector<std::pair<float, float>> expected{{11, 50}, {12, 10}, {13, 48}, {14, 12}};
@@ -257,10 +258,10 @@ TEST_F(BatcherTest, BatchesNeverMixEndpointsAndAlternateBetweenThem) {
   Start();
   engine_.Block();
   std::vector<std::shared_ptr<Outcome>> outcomes;
-  ASSERT_TRUE(ScheduleTask(TaskKind::kClassify, {Tokens(1, 5)}, &outcomes).ok());
+  ASSERT_TRUE(ScheduleTask(Endpoint::kClassify, {Tokens(1, 5)}, &outcomes).ok());
   engine_.AwaitBlockedBatch();
-  ASSERT_TRUE(ScheduleTask(TaskKind::kClassify, {Tokens(2, 5)}, &outcomes).ok());
-  ASSERT_TRUE(ScheduleTask(TaskKind::kFillMask, {Tokens(3, 5)}, &outcomes).ok());
+  ASSERT_TRUE(ScheduleTask(Endpoint::kClassify, {Tokens(2, 5)}, &outcomes).ok());
+  ASSERT_TRUE(ScheduleTask(Endpoint::kFillMask, {Tokens(3, 5)}, &outcomes).ok());
   engine_.Unblock();
   AwaitAll(outcomes);
   EXPECT_THAT(engine_.BatchesByFirstToken(),
@@ -275,11 +276,11 @@ TEST_F(BatcherTest, StopRunsQueuedWorkThenRefusesNewWork) {
   options_.batch_timeout = absl::Hours(1);
   Start();
   std::vector<std::shared_ptr<Outcome>> outcomes;
-  ASSERT_TRUE(ScheduleTask(TaskKind::kClassify, {Tokens(1, 5)}, &outcomes).ok());
+  ASSERT_TRUE(ScheduleTask(Endpoint::kClassify, {Tokens(1, 5)}, &outcomes).ok());
   batcher_->Stop();
   ASSERT_TRUE(outcomes[0]->done.HasBeenNotified());
   EXPECT_TRUE(outcomes[0]->status.ok());
-  absl::Status after = ScheduleTask(TaskKind::kClassify, {Tokens(2, 5)}, nullptr);
+  absl::Status after = ScheduleTask(Endpoint::kClassify, {Tokens(2, 5)}, nullptr);
   EXPECT_TRUE(absl::IsUnavailable(after)) << after;
 }
 
@@ -289,40 +290,105 @@ TEST_F(BatcherTest, DrainingRunsPartialBatchesWithoutWaitingForTimeout) {
   Start();
   const absl::Time start = clock_.Now();
   std::vector<std::shared_ptr<Outcome>> outcomes;
-  ASSERT_TRUE(ScheduleTask(TaskKind::kClassify, {Tokens(1, 5)}, &outcomes).ok());
+  ASSERT_TRUE(ScheduleTask(Endpoint::kClassify, {Tokens(1, 5)}, &outcomes).ok());
   clock_.AwaitWaiter(start + absl::Hours(1));
   batcher_->StartDraining();
   AwaitAll(outcomes);  // The fake clock never moved.
   EXPECT_TRUE(outcomes[0]->status.ok());
   // Still accepting while draining; the executor goes idle, not busy.
-  ASSERT_TRUE(ScheduleTask(TaskKind::kClassify, {Tokens(2, 5)}, &outcomes).ok());
+  ASSERT_TRUE(ScheduleTask(Endpoint::kClassify, {Tokens(2, 5)}, &outcomes).ok());
   AwaitAll(outcomes);
   clock_.AwaitWaiter(absl::InfiniteFuture());
   EXPECT_EQ(engine_.batches_run(), 2);
 }
 
-TEST_F(BatcherTest, RunsExecutorWorkOnTheExecutorThreadBeforeTheNextBatch) {
+TEST_F(BatcherTest, InitializesTheEngineOnTheExecutorThreadBeforeTheFirstBatch) {
+  options_.batch_timeout = absl::ZeroDuration();
+  Start();
+  // Start returned only after the hook ran, on another thread, before any batch.
+  EXPECT_NE(engine_.initialized_thread(), std::thread::id());
+  EXPECT_NE(engine_.initialized_thread(), std::this_thread::get_id());
+  EXPECT_EQ(engine_.batches_before_initialization(), 0);
+  std::vector<std::shared_ptr<Outcome>> outcomes;
+  ASSERT_TRUE(ScheduleTask(Endpoint::kClassify, {Tokens(1, 5)}, &outcomes).ok());
+  AwaitAll(outcomes);
+  EXPECT_TRUE(outcomes[0]->status.ok());
+}
+
+TEST_F(BatcherTest, FailedEngineInitializationFailsStartAndRefusesWork) {
+  engine_.FailInitializationWith(absl::InternalError("no device"));
+  batcher_ = std::make_unique<Batcher>(options_, &engine_, &clock_, nullptr);
+  absl::Status started = batcher_->Start();
+  EXPECT_TRUE(absl::IsInternal(started)) << started;
+  absl::Status refused = ScheduleTask(Endpoint::kClassify, {Tokens(1, 5)}, nullptr);
+  EXPECT_TRUE(absl::IsUnavailable(refused)) << refused;
+  EXPECT_EQ(engine_.batches_run(), 0);
+}
+
+TEST_F(BatcherTest, RefusesWorkBeforeStart) {
+  batcher_ = std::make_unique<Batcher>(options_, &engine_, &clock_, nullptr);
+  absl::Status refused = ScheduleTask(Endpoint::kClassify, {Tokens(1, 5)}, nullptr);
+  EXPECT_TRUE(absl::IsUnavailable(refused)) << refused;
+  EXPECT_THAT(refused.message(), HasSubstr("not ready"));
+}
+
+TEST_F(BatcherTest, RejectsTasksThatDoNotShareOneBatchedEndpoint) {
+  Start();
+  std::vector<std::unique_ptr<BatchTask>> tasks;
+  for (Endpoint endpoint : {Endpoint::kClassify, Endpoint::kFillMask}) {
+    auto task = std::make_unique<BatchTask>();
+    task->endpoint = endpoint;
+    task->input.sequence.token_ids = Tokens(1, 5);
+    task->done = [](const absl::Status&, TaskResult) { ADD_FAILURE() << "must not run"; };
+    tasks.push_back(std::move(task));
+  }
+  EXPECT_TRUE(absl::IsInvalidArgument(batcher_->Schedule(std::move(tasks))));
+  auto info = std::make_unique<BatchTask>();
+  info->endpoint = Endpoint::kGetModelInfo;
+  info->input.sequence.token_ids = Tokens(1, 5);
+  info->done = [](const absl::Status&, TaskResult) { ADD_FAILURE() << "must not run"; };
+  std::vector<std::unique_ptr<BatchTask>> unbatched;
+  unbatched.push_back(std::move(info));
+  EXPECT_TRUE(absl::IsInvalidArgument(batcher_->Schedule(std::move(unbatched))));
+}
+
+TEST_F(BatcherTest, WakesAtTheEarliestDeadlineAndAnswersItWithoutABatch) {
+  options_.max_batch_size = 8;
+  options_.batch_timeout = absl::Hours(1);
+  Start();
+  const absl::Time deadline = clock_.Now() + absl::Milliseconds(5);
+  std::vector<std::shared_ptr<Outcome>> waiting, expiring;
+  ASSERT_TRUE(ScheduleTask(Endpoint::kClassify, {Tokens(1, 5)}, &waiting).ok());
+  ASSERT_TRUE(ScheduleTask(Endpoint::kFillMask, {Tokens(2, 5)}, &expiring, deadline).ok());
+  // The executor sleeps until the deadline, not until the hour-long flush.
+  clock_.AwaitWaiter(deadline);
+  clock_.AdvanceBy(absl::Milliseconds(5));
+  AwaitAll(expiring);
+  EXPECT_TRUE(absl::IsDeadlineExceeded(expiring[0]->status)) << expiring[0]->status;
+  EXPECT_EQ(engine_.batches_run(), 0);
+  EXPECT_FALSE(waiting[0]->done.HasBeenNotified());
+  EXPECT_EQ(batcher_->QueuedTasks(Endpoint::kClassify), 1u);
+}
+
+TEST_F(BatcherTest, SweepsAbandonedTasksFromEveryQueueBeforeEachBatch) {
   options_.batch_timeout = absl::ZeroDuration();
   Start();
   engine_.Block();
-  std::vector<std::shared_ptr<Outcome>> outcomes;
-  ASSERT_TRUE(ScheduleTask(TaskKind::kClassify, {Tokens(1, 5)}, &outcomes).ok());
+  std::vector<std::shared_ptr<Outcome>> first, cancelled, next;
+  ASSERT_TRUE(ScheduleTask(Endpoint::kClassify, {Tokens(1, 5)}, &first).ok());
   engine_.AwaitBlockedBatch();
-  ASSERT_TRUE(ScheduleTask(TaskKind::kClassify, {Tokens(2, 5)}, &outcomes).ok());
-  std::thread::id work_thread;
-  int batches_before_work = -1;
-  absl::Notification work_done;
-  batcher_->RunOnExecutor([&] {
-    work_thread = std::this_thread::get_id();
-    batches_before_work = engine_.batches_run();
-    work_done.Notify();
-  });
+  auto gone = std::make_shared<std::atomic<bool>>(false);
+  // Queued behind the running classify batch: a fill-mask whose client
+  // leaves, and the classify batch that runs next.
+  ASSERT_TRUE(ScheduleTask(Endpoint::kFillMask, {Tokens(2, 5)}, &cancelled, absl::InfiniteFuture(), gone).ok());
+  ASSERT_TRUE(ScheduleTask(Endpoint::kClassify, {Tokens(3, 5)}, &next).ok());
+  gone->store(true);
   engine_.Unblock();
-  AwaitAll(outcomes);
-  work_done.WaitForNotification();
-  EXPECT_NE(work_thread, std::this_thread::get_id());
-  EXPECT_EQ(batches_before_work, 1);  // Ran before the queued batch of 2.
-  EXPECT_THAT(engine_.BatchesByFirstToken(), ElementsAre(ElementsAre(1), ElementsAre(2)));
+  AwaitAll(cancelled);
+  AwaitAll(next);
+  EXPECT_TRUE(absl::IsCancelled(cancelled[0]->status)) << cancelled[0]->status;
+  EXPECT_EQ(batcher_->QueuedTasks(Endpoint::kFillMask), 0u);
+  EXPECT_THAT(engine_.BatchesByFirstToken(), ElementsAre(ElementsAre(1), ElementsAre(3)));
 }
 
 TEST_F(BatcherTest, RecordsRealAndPaddingTokensAndRejections) {
@@ -334,13 +400,15 @@ TEST_F(BatcherTest, RecordsRealAndPaddingTokensAndRejections) {
   Start(&metrics);
   std::vector<std::shared_ptr<Outcome>> outcomes;
   EXPECT_TRUE(absl::IsResourceExhausted(
-      ScheduleTask(TaskKind::kClassify, {Tokens(1, 1), Tokens(2, 1), Tokens(3, 1)}, nullptr)));
-  ASSERT_TRUE(ScheduleTask(TaskKind::kClassify, {Tokens(1, 10), Tokens(2, 20)}, &outcomes).ok());
+      ScheduleTask(Endpoint::kClassify, {Tokens(1, 1), Tokens(2, 1), Tokens(3, 1)}, nullptr)));
+  ASSERT_TRUE(ScheduleTask(Endpoint::kClassify, {Tokens(1, 10), Tokens(2, 20)}, &outcomes).ok());
   AwaitAll(outcomes);
   const std::string text = prometheus::TextSerializer().Serialize(registry->Collect());
   EXPECT_THAT(text, HasSubstr("deberta_real_tokens_total{endpoint=\"classify\"} 30"));
   EXPECT_THAT(text, HasSubstr("deberta_padding_tokens_total{endpoint=\"classify\"} 10"));
   EXPECT_THAT(text, HasSubstr("deberta_rejections_total{reason=\"queue_full\"} 1"));
+  // Every reason's series exists from the start, at zero until it happens.
+  EXPECT_THAT(text, HasSubstr("deberta_rejections_total{reason=\"failed_precondition\"} 0"));
   EXPECT_THAT(text, HasSubstr("deberta_batch_size_count{endpoint=\"classify\"} 1"));
 }
 

@@ -18,6 +18,28 @@ FakeEngine::FakeEngine() {
   info_.has_mlm_head = true;
 }
 
+absl::Status FakeEngine::InitializeThread() {
+  absl::MutexLock lock(&mu_);
+  initialized_thread_ = std::this_thread::get_id();
+  batches_before_initialization_ = static_cast<int>(lengths_.size());
+  return initialization_failure_;
+}
+
+std::thread::id FakeEngine::initialized_thread() const {
+  absl::MutexLock lock(&mu_);
+  return initialized_thread_;
+}
+
+int FakeEngine::batches_before_initialization() const {
+  absl::MutexLock lock(&mu_);
+  return batches_before_initialization_;
+}
+
+void FakeEngine::FailInitializationWith(absl::Status status) {
+  absl::MutexLock lock(&mu_);
+  initialization_failure_ = std::move(status);
+}
+
 absl::Status FakeEngine::Enter(const std::vector<const model::Sequence*>& batch) {
   std::vector<int32_t> first_tokens;
   std::vector<size_t> lengths;

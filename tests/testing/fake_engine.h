@@ -5,6 +5,7 @@
 #ifndef DEBERTA_TESTS_TESTING_FAKE_ENGINE_H_
 #define DEBERTA_TESTS_TESTING_FAKE_ENGINE_H_
 
+#include <thread>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -20,6 +21,9 @@ class FakeEngine final : public model::Engine {
   FakeEngine();
 
   const model::ModelInfo& info() const override { return info_; }
+  // Records the calling thread and how many batches ran before; returns
+  // what FailInitializationWith set (OK by default).
+  absl::Status InitializeThread() override;
 
   // Logits of a sequence: {first token id, length, last token id}.
   absl::StatusOr<std::vector<model::ClassifyOutput>> Classify(
@@ -33,6 +37,11 @@ class FakeEngine final : public model::Engine {
   // The sequence lengths of every batch run so far.
   std::vector<std::vector<size_t>> BatchLengths() const;
   int batches_run() const;
+  // The thread that ran InitializeThread (default id if none did), and the
+  // batches run before it.
+  std::thread::id initialized_thread() const;
+  int batches_before_initialization() const;
+  void FailInitializationWith(absl::Status status);
 
   // Every later batch fails with `status` (OK to stop failing).
   void FailWith(absl::Status status);
@@ -51,6 +60,9 @@ class FakeEngine final : public model::Engine {
   std::vector<std::vector<int32_t>> first_tokens_ ABSL_GUARDED_BY(mu_);
   std::vector<std::vector<size_t>> lengths_ ABSL_GUARDED_BY(mu_);
   absl::Status failure_ ABSL_GUARDED_BY(mu_);
+  absl::Status initialization_failure_ ABSL_GUARDED_BY(mu_);
+  std::thread::id initialized_thread_ ABSL_GUARDED_BY(mu_);
+  int batches_before_initialization_ ABSL_GUARDED_BY(mu_) = -1;
   bool blocked_ ABSL_GUARDED_BY(mu_) = false;
   int waiting_inside_ ABSL_GUARDED_BY(mu_) = 0;
 };

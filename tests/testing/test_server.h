@@ -1,7 +1,7 @@
 // TestServer: a deberta-server in the test process on loopback port 0,
 // with a client stub and a health stub on one channel.
-#ifndef DEBERTA_TESTS_E2E_TEST_SERVER_H_
-#define DEBERTA_TESTS_E2E_TEST_SERVER_H_
+#ifndef DEBERTA_TESTS_TESTING_TEST_SERVER_H_
+#define DEBERTA_TESTS_TESTING_TEST_SERVER_H_
 
 #include <grpcpp/grpcpp.h>
 
@@ -38,4 +38,4 @@ std::unique_ptr<grpc::ClientContext> ContextWithDeadline(double seconds = 30);
 
 }  // namespace deberta::testing
 
-#endif  // DEBERTA_TESTS_E2E_TEST_SERVER_H_
+#endif  // DEBERTA_TESTS_TESTING_TEST_SERVER_H_

@@ -2,7 +2,7 @@
 // table), truncated to the limit with --truncate, keeping the final token.
 #include <gtest/gtest.h>
 
-#include "tests/e2e/test_server.h"
+#include "tests/testing/test_server.h"
 #include "tests/testing/fake_engine.h"
 
 namespace deberta::testing {

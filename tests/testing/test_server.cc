@@ -1,5 +1,5 @@
 // TestServer start-up and the health query.
-#include "tests/e2e/test_server.h"
+#include "tests/testing/test_server.h"
 
 #include <chrono>
 

@@ -1,0 +1,50 @@
+// Engine flags -> EngineOptions.
+#include "model/engine_flags.h"
+
+#include <algorithm>
+#include <thread>
+
+#include "absl/flags/flag.h"
+#include "absl/strings/str_cat.h"
+
+ABSL_FLAG(std::string, model, "demo", "Checkpoint folder (config.json + model.safetensors) or 'demo'");
+ABSL_FLAG(std::string, device, "cpu", "cpu or cuda:N");
+ABSL_FLAG(std::string, dtype, "float32",
+          "float32, bfloat16 (CPU with avx512_bf16, GPU) or float16 (GPU)");
+ABSL_FLAG(int, threads, 0,
+          "CPU threads for the model (0 = the CPUs this process may use, within its cgroup CPU limit)");
+ABSL_FLAG(std::string, emd, "auto", "Fill-mask decoder: auto, emd (Enhanced Mask Decoder) or plain");
+ABSL_FLAG(int64_t, max_sequence_length, 0, "Longest sequence in tokens (0 = the model's limit)");
+
+namespace deberta::model {
+
+// More intra-op threads than this many per CPU only add contention.
+constexpr int kMaxThreadsPerCpu = 4;
+
+absl::StatusOr<EngineOptions> EngineOptionsFromFlags() {
+  EngineOptions options;
+  options.model = absl::GetFlag(FLAGS_model);
+  options.device = absl::GetFlag(FLAGS_device);
+  auto dtype = ParseComputeDType(absl::GetFlag(FLAGS_dtype));
+  if (!dtype.ok()) return absl::InvalidArgumentError(absl::StrCat("--dtype: ", dtype.status().message()));
+  options.dtype = *dtype;
+  auto emd = ParseEmdMode(absl::GetFlag(FLAGS_emd));
+  if (!emd.ok()) return absl::InvalidArgumentError(absl::StrCat("--emd: ", emd.status().message()));
+  options.emd = *emd;
+  const int threads = absl::GetFlag(FLAGS_threads);
+  const int cpus = std::max(1u, std::thread::hardware_concurrency());
+  if (threads < 0 || threads > kMaxThreadsPerCpu * cpus) {
+    return absl::InvalidArgumentError(absl::StrCat("--threads is ", threads, "; it must be in [0, ",
+                                                   kMaxThreadsPerCpu * cpus, "] (0: one per CPU; this machine has ",
+                                                   cpus, ")"));
+  }
+  options.num_threads = threads;
+  options.max_sequence_length = absl::GetFlag(FLAGS_max_sequence_length);
+  if (options.max_sequence_length < 0) {
+    return absl::InvalidArgumentError(absl::StrCat("--max_sequence_length is ", options.max_sequence_length,
+                                                   "; it must be >= 0 (0: the model's limit)"));
+  }
+  return options;
+}
+
+}  // namespace deberta::model

@@ -1,0 +1,49 @@
+// Process-wide runtime settings: thread count and allocator.
+#include "model/runtime.h"
+
+#include <ATen/Parallel.h>
+#include <malloc.h>
+#include <sched.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <fstream>
+#include <string>
+
+#include "absl/strings/numbers.h"
+
+namespace deberta::model {
+
+int ResolveThreadCount(int num_threads) {
+  if (num_threads > 0) return num_threads;
+  // The CPUs this process may run on, further limited by a cgroup v2 CPU
+  // quota ("cpu.max": "<quota> <period>" or "max <period>"), so that a
+  // container with a 2-CPU limit on a 64-core node uses 2 threads.
+  cpu_set_t allowed;
+  int cpus = sched_getaffinity(0, sizeof(allowed), &allowed) == 0
+                 ? CPU_COUNT(&allowed)
+                 : static_cast<int>(std::max(1L, sysconf(_SC_NPROCESSORS_ONLN)));
+  std::ifstream cpu_max("/sys/fs/cgroup/cpu.max");
+  std::string quota_text;
+  int64_t quota = 0, period = 0;
+  if (cpu_max >> quota_text >> period && absl::SimpleAtoi(quota_text, &quota) && quota > 0 &&
+      period > 0) {
+    const int64_t limit = (quota + period - 1) / period;
+    cpus = static_cast<int>(std::min<int64_t>(cpus, std::max<int64_t>(1, limit)));
+  }
+  return std::max(1, cpus);
+}
+
+void ConfigureRuntime(int num_threads) {
+  at::set_num_threads(ResolveThreadCount(num_threads));
+  // glibc returns large freed blocks (tensors) to the OS after every
+  // forward, so the next forward page-faults them back in: up to 2 million
+  // faults per deberta-base forward. Serve every block from the heap (up to
+  // the 32 MiB cap glibc allows for mmap's threshold) and never trim it.
+  mallopt(M_MMAP_THRESHOLD, 32 << 20);
+  mallopt(M_TRIM_THRESHOLD, 1 << 30);
+  mallopt(M_TOP_PAD, 64 << 20);
+}
+
+}  // namespace deberta::model

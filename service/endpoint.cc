@@ -1,0 +1,29 @@
+// Names of endpoints and rejection reasons, as metric label values.
+#include "service/endpoint.h"
+
+#include "service/rejection_reason.h"
+
+namespace deberta::service {
+
+const char* EndpointName(Endpoint endpoint) {
+  switch (endpoint) {
+    case Endpoint::kClassify: return "classify";
+    case Endpoint::kFillMask: return "fill_mask";
+    case Endpoint::kGetModelInfo: return "get_model_info";
+  }
+  return "unknown";
+}
+
+const char* RejectionReasonName(RejectionReason reason) {
+  switch (reason) {
+    case RejectionReason::kQueueFull: return "queue_full";
+    case RejectionReason::kDeadlineExceeded: return "deadline_exceeded";
+    case RejectionReason::kCancelled: return "cancelled";
+    case RejectionReason::kInvalidArgument: return "invalid_argument";
+    case RejectionReason::kFailedPrecondition: return "failed_precondition";
+    case RejectionReason::kShuttingDown: return "shutting_down";
+  }
+  return "unknown";
+}
+
+}  // namespace deberta::service

@@ -1,0 +1,24 @@
+// Endpoint: the one type that names an RPC of the inference service, used
+// by the batcher (one queue per batched endpoint), the metrics (label
+// values) and the handlers.
+#ifndef DEBERTA_SERVICE_ENDPOINT_H_
+#define DEBERTA_SERVICE_ENDPOINT_H_
+
+namespace deberta::service {
+
+// The batched endpoints come first, so that they index the batcher's queues.
+enum class Endpoint { kClassify = 0, kFillMask = 1, kGetModelInfo = 2 };
+inline constexpr int kNumEndpoints = 3;
+// kClassify and kFillMask: the endpoints whose work goes through the batcher.
+inline constexpr int kNumBatchedEndpoints = 2;
+
+inline bool IsBatched(Endpoint endpoint) {
+  return static_cast<int>(endpoint) < kNumBatchedEndpoints;
+}
+
+// "classify", "fill_mask", "get_model_info": the `endpoint` label value.
+const char* EndpointName(Endpoint endpoint);
+
+}  // namespace deberta::service
+
+#endif  // DEBERTA_SERVICE_ENDPOINT_H_

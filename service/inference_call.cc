@@ -1,0 +1,43 @@
+// InferenceCall: metrics at the answer, self-deletion at OnDone.
+#include "service/inference_call.h"
+
+#include "service/status_util.h"
+
+namespace deberta::service {
+
+InferenceCall::InferenceCall(Endpoint endpoint, absl::Time deadline, ServiceMetrics* metrics,
+                             std::function<void()> on_done)
+    : endpoint_(endpoint),
+      deadline_(deadline),
+      metrics_(metrics),
+      on_done_(std::move(on_done)),
+      start_(absl::Now()),
+      cancelled_(std::make_shared<std::atomic<bool>>(false)) {
+  if (metrics_) metrics_->AddInflight(1);
+}
+
+void InferenceCall::FinishWithReportedStatus() {
+  absl::Status status = status_.status();
+  if (status.ok() && cancelled_->load()) {
+    status = absl::Now() >= deadline_ ? absl::DeadlineExceededError("deadline passed during inference")
+                                      : absl::CancelledError("client cancelled the request");
+  }
+  Finish(status);
+}
+
+void InferenceCall::Finish(const absl::Status& status) {
+  const grpc::Status answer = ToGrpcStatus(status);
+  // Metrics first, so that a client that has its answer sees it counted.
+  if (metrics_) {
+    metrics_->RecordRequest(endpoint_, status.code(), absl::Now() - start_);
+    metrics_->AddInflight(-1);
+  }
+  grpc::ServerUnaryReactor::Finish(answer);
+}
+
+void InferenceCall::OnDone() {
+  if (on_done_) on_done_();
+  delete this;
+}
+
+}  // namespace deberta::service

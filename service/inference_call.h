@@ -1,0 +1,59 @@
+// InferenceCall: the reactor of one Classify or FillMask RPC, in the manner
+// of the reactor classes of gRPC's route_guide callback example. It owns
+// the call's state (start time, first error, the cancellation flag its
+// tasks read) and deletes itself in OnDone; nothing else deletes it.
+#ifndef DEBERTA_SERVICE_INFERENCE_CALL_H_
+#define DEBERTA_SERVICE_INFERENCE_CALL_H_
+
+#include <grpcpp/support/server_callback.h>
+
+#include <atomic>
+#include <functional>
+#include <memory>
+
+#include "absl/status/status.h"
+#include "absl/time/time.h"
+#include "service/endpoint.h"
+#include "service/metrics.h"
+#include "service/thread_safe_status.h"
+
+namespace deberta::service {
+
+// Thread-safe: tasks report from the batcher thread while gRPC may call
+// OnCancel from another. Lives from the handler until gRPC's OnDone.
+class InferenceCall final : public grpc::ServerUnaryReactor {
+ public:
+  // `on_done` runs in OnDone, before the call deletes itself. `metrics` may
+  // be null; it and `on_done`'s captures must outlive the call. `deadline`
+  // is the client's (infinite when it set none).
+  InferenceCall(Endpoint endpoint, absl::Time deadline, ServiceMetrics* metrics,
+                std::function<void()> on_done);
+
+  // The flag this call's tasks read: true once the client has gone away.
+  std::shared_ptr<const std::atomic<bool>> cancelled() const { return cancelled_; }
+  // Records one task's outcome; the call answers with the first error.
+  void ReportTask(const absl::Status& status) { status_.Update(status); }
+  // Answers with the first error reported, or OK; but a call whose client
+  // has gone is recorded as what it was (DeadlineExceeded or Cancelled),
+  // never OK, even when its tasks had already reached the engine.
+  void FinishWithReportedStatus();
+  // Records the request metric, then answers. Call once; after it the call
+  // may be deleted at any moment, so touch nothing of it afterwards.
+  void Finish(const absl::Status& status);
+
+  void OnCancel() override { cancelled_->store(true); }
+  void OnDone() override;
+
+ private:
+  const Endpoint endpoint_;
+  const absl::Time deadline_;
+  ServiceMetrics* const metrics_;
+  const std::function<void()> on_done_;
+  const absl::Time start_;
+  const std::shared_ptr<std::atomic<bool>> cancelled_;
+  ThreadSafeStatus status_;
+};
+
+}  // namespace deberta::service
+
+#endif  // DEBERTA_SERVICE_INFERENCE_CALL_H_

@@ -1,0 +1,120 @@
+// Request checks and task building for Classify and FillMask.
+#include "service/request_builder.h"
+
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+
+namespace deberta::service {
+namespace {
+
+namespace pb = serving::v1;
+
+absl::Status CheckSequenceCount(int count, const RequestOptions& options) {
+  if (count == 0) return absl::InvalidArgumentError("request has no sequences");
+  if (count > options.max_sequences_per_request) {
+    return absl::InvalidArgumentError(absl::StrCat("request has ", count, " sequences; the maximum is ",
+                                                   options.max_sequences_per_request));
+  }
+  return absl::OkStatus();
+}
+
+// "sequence i: <message>", keeping the code.
+absl::Status ForSequence(int index, const absl::Status& status) {
+  return absl::Status(status.code(), absl::StrCat("sequence ", index, ": ", status.message()));
+}
+
+// Copies one request sequence, truncating it when allowed, and validates it.
+absl::StatusOr<model::Sequence> PrepareSequence(const pb::Sequence& in, const model::ModelInfo& info,
+                                                const RequestOptions& options) {
+  model::Sequence out;
+  out.token_ids.assign(in.token_ids().begin(), in.token_ids().end());
+  out.token_type_ids.assign(in.token_type_ids().begin(), in.token_type_ids().end());
+  const size_t limit = static_cast<size_t>(info.max_sequence_length);
+  if (options.truncate && out.token_ids.size() > limit && limit >= 2) {
+    // Keep the final token ([SEP]) so the sequence stays well-formed.
+    out.token_ids[limit - 1] = out.token_ids.back();
+    out.token_ids.resize(limit);
+    if (out.token_type_ids.size() > limit) {
+      out.token_type_ids[limit - 1] = out.token_type_ids.back();
+      out.token_type_ids.resize(limit);
+    }
+  }
+  if (absl::Status s = model::ValidateSequence(info, out); !s.ok()) return s;
+  return out;
+}
+
+}  // namespace
+
+absl::StatusOr<ClassifyTasks> BuildClassifyTasks(const pb::ClassifyRequest& request,
+                                                 const model::ModelInfo& info,
+                                                 const RequestOptions& options) {
+  if (!info.has_classifier) {
+    return absl::FailedPreconditionError("the served model has no sequence-classification head");
+  }
+  const int n = request.sequences_size();
+  if (absl::Status s = CheckSequenceCount(n, options); !s.ok()) return s;
+  const int labels = static_cast<int>(info.labels.size());
+  if (request.top_k() < 0 || request.top_k() > labels) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("top_k is ", request.top_k(), "; it must be in [0, ", labels, "]"));
+  }
+  ClassifyTasks out;
+  out.top_k = request.top_k() == 0 ? labels : request.top_k();
+  out.tasks.reserve(n);
+  for (int i = 0; i < n; ++i) {
+    absl::StatusOr<model::Sequence> sequence = PrepareSequence(request.sequences(i), info, options);
+    if (!sequence.ok()) return ForSequence(i, sequence.status());
+    auto task = std::make_unique<BatchTask>();
+    task->endpoint = Endpoint::kClassify;
+    task->input.sequence = *std::move(sequence);
+    out.tasks.push_back(std::move(task));
+  }
+  return out;
+}
+
+absl::StatusOr<std::vector<std::unique_ptr<BatchTask>>> BuildFillMaskTasks(
+    const pb::FillMaskRequest& request, const model::ModelInfo& info, const RequestOptions& options) {
+  if (!info.has_mlm_head) {
+    return absl::FailedPreconditionError("the served model has no masked-LM head");
+  }
+  const int n = request.sequences_size();
+  if (absl::Status s = CheckSequenceCount(n, options); !s.ok()) return s;
+  const int top_k = request.top_k() == 0 ? 5 : request.top_k();
+  if (top_k < 1 || top_k > info.vocab_size) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("top_k is ", request.top_k(), "; it must be in [1, ", info.vocab_size, "]"));
+  }
+  std::vector<std::unique_ptr<BatchTask>> tasks;
+  tasks.reserve(n);
+  for (int i = 0; i < n; ++i) {
+    const pb::FillMaskSequence& in = request.sequences(i);
+    absl::StatusOr<model::Sequence> sequence = PrepareSequence(in.sequence(), info, options);
+    if (!sequence.ok()) return ForSequence(i, sequence.status());
+    auto task = std::make_unique<BatchTask>();
+    task->endpoint = Endpoint::kFillMask;
+    task->input.sequence = *std::move(sequence);
+    task->input.top_k = top_k;
+    std::vector<int32_t>& positions = task->input.positions;
+    if (in.positions_size() > 0) {
+      positions.assign(in.positions().begin(), in.positions().end());
+    } else {
+      const std::vector<int32_t>& ids = task->input.sequence.token_ids;
+      for (size_t t = 0; t < ids.size(); ++t) {
+        if (ids[t] == options.mask_token_id) positions.push_back(static_cast<int32_t>(t));
+      }
+      if (positions.empty()) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "sequence ", i, ": no mask token (id ", options.mask_token_id, ") and no positions given"));
+      }
+    }
+    std::sort(positions.begin(), positions.end());
+    if (absl::Status s = model::ValidateMaskedSequence(info, task->input); !s.ok()) {
+      return ForSequence(i, s);
+    }
+    tasks.push_back(std::move(task));
+  }
+  return tasks;
+}
+
+}  // namespace deberta::service

@@ -1,0 +1,52 @@
+// Turning requests into batch tasks: pure functions of (request, model
+// info, options) that check a request (sequence count, every sequence,
+// top_k, mask positions), truncate when allowed, and return its tasks or
+// the status to answer with. No gRPC server, batcher or engine is involved,
+// so these are tested on literal requests. Each sequence is validated here,
+// once; the engine relies on it.
+#ifndef DEBERTA_SERVICE_REQUEST_BUILDER_H_
+#define DEBERTA_SERVICE_REQUEST_BUILDER_H_
+
+#include <memory>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "deberta/serving/v1/inference.pb.h"
+#include "model/engine.h"
+#include "service/batch_task.h"
+
+namespace deberta::service {
+
+struct RequestOptions {
+  // Most sequences in one request; more is InvalidArgument. REQUIRES: >= 1.
+  int max_sequences_per_request = 64;
+  // Sequences longer than the model's limit: rejected (false), or cut to
+  // the first max-1 tokens plus the last one, so [SEP] stays (true).
+  bool truncate = false;
+  // Fill-mask predicts the positions of this id when a sequence names no
+  // positions; -1 when the model's mask id is unknown.
+  int32_t mask_token_id = -1;
+};
+
+// Classify tasks, plus how many labels each answer lists.
+struct ClassifyTasks {
+  std::vector<std::unique_ptr<BatchTask>> tasks;  // One per sequence, in order.
+  int top_k = 0;  // Labels listed per result: the request's top_k, or all.
+};
+
+// FailedPrecondition if the model has no classifier; InvalidArgument naming
+// the sequence and the problem for bad input. Tasks have endpoint and
+// input set; deadline, cancellation and `done` are the caller's.
+absl::StatusOr<ClassifyTasks> BuildClassifyTasks(const serving::v1::ClassifyRequest& request,
+                                                 const model::ModelInfo& info,
+                                                 const RequestOptions& options);
+
+// FailedPrecondition if the model has no MLM head; InvalidArgument for bad
+// input. Positions are the request's, or else every mask token, sorted.
+absl::StatusOr<std::vector<std::unique_ptr<BatchTask>>> BuildFillMaskTasks(
+    const serving::v1::FillMaskRequest& request, const model::ModelInfo& info,
+    const RequestOptions& options);
+
+}  // namespace deberta::service
+
+#endif  // DEBERTA_SERVICE_REQUEST_BUILDER_H_

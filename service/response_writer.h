@@ -1,0 +1,24 @@
+// Writing engine outputs into response messages: pure functions, one per
+// endpoint, called from each task's `done` on the batcher thread.
+#ifndef DEBERTA_SERVICE_RESPONSE_WRITER_H_
+#define DEBERTA_SERVICE_RESPONSE_WRITER_H_
+
+#include <string>
+#include <vector>
+
+#include "deberta/serving/v1/inference.pb.h"
+#include "model/engine.h"
+
+namespace deberta::service {
+
+// Every logit and probability in label-id order, then the `top_k` most
+// probable labels, highest first (ties keep label order).
+void WriteClassification(const model::ClassifyOutput& output, int top_k,
+                         const std::vector<std::string>& labels, serving::v1::Classification* out);
+
+// One prediction per predicted position, candidates highest first.
+void WriteFillMaskResult(const model::FillMaskOutput& output, serving::v1::FillMaskResult* out);
+
+}  // namespace deberta::service
+
+#endif  // DEBERTA_SERVICE_RESPONSE_WRITER_H_

@@ -1,0 +1,53 @@
+// ServerConfig validation and description.
+#include "service/server_config.h"
+
+#include "absl/strings/str_cat.h"
+
+namespace deberta::service {
+namespace {
+
+// "--name is <value>; it must be <rule>".
+absl::Status OutOfRange(absl::string_view flag, int64_t value, absl::string_view rule) {
+  return absl::InvalidArgumentError(absl::StrCat("--", flag, " is ", value, "; it must be ", rule));
+}
+
+}  // namespace
+
+absl::Status ServerConfig::Validate() const {
+  if (port < 0 || port > 65535) return OutOfRange("port", port, "in [0, 65535]");
+  if (metrics_port < -1 || metrics_port > 65535) {
+    return OutOfRange("metrics_port", metrics_port, "in [-1, 65535] (-1: off)");
+  }
+  if (batcher.max_batch_size < 1) return OutOfRange("max_batch_size", 0, ">= 1");
+  if (batcher.max_batch_tokens < 1) return OutOfRange("max_batch_tokens", batcher.max_batch_tokens, ">= 1");
+  if (batcher.max_enqueued_tasks < 1) return OutOfRange("max_queue_size", 0, ">= 1");
+  if (batcher.batch_timeout < absl::ZeroDuration()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--batch_timeout is ", absl::FormatDuration(batcher.batch_timeout), "; it must be >= 0"));
+  }
+  if (drain_timeout < absl::ZeroDuration()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--drain_timeout is ", absl::FormatDuration(drain_timeout), "; it must be >= 0"));
+  }
+  if (max_message_bytes < 1) return OutOfRange("max_message_bytes", max_message_bytes, ">= 1");
+  if (service.max_sequences_per_request < 1) {
+    return OutOfRange("max_sequences_per_request", service.max_sequences_per_request, ">= 1");
+  }
+  return absl::OkStatus();
+}
+
+std::string ServerConfig::Describe() const {
+  const model::SpecialTokens& special = service.special_tokens;
+  return absl::StrCat(
+      "listen_address=", listen_address, " port=", port, " metrics_port=", metrics_port,
+      " max_batch_size=", batcher.max_batch_size, " max_batch_tokens=", batcher.max_batch_tokens,
+      " batch_timeout=", absl::FormatDuration(batcher.batch_timeout),
+      " max_queue_size=", batcher.max_enqueued_tasks,
+      " batching=", batcher.length_aware ? "length_aware" : "first_come",
+      " max_sequences_per_request=", service.max_sequences_per_request,
+      " truncate=", service.truncate ? "true" : "false", " max_message_bytes=", max_message_bytes,
+      " drain_timeout=", absl::FormatDuration(drain_timeout), " special_tokens={pad=", special.pad,
+      " cls=", special.cls, " sep=", special.sep, " unk=", special.unk, " mask=", special.mask, "}");
+}
+
+}  // namespace deberta::service

@@ -1,0 +1,82 @@
+// Server flags -> ServerConfig.
+#include "service/server_flags.h"
+
+#include "absl/flags/flag.h"
+#include "absl/strings/str_cat.h"
+#include "model/demo_model.h"
+#include "model/special_tokens.h"
+
+ABSL_FLAG(std::string, listen_address, "0.0.0.0", "Address to listen on");
+ABSL_FLAG(int, port, 50051, "gRPC port (0 = pick a free one)");
+ABSL_FLAG(int, metrics_port, 9464,
+          "Prometheus /metrics port (-1 = off; 9464, not Prometheus's own 9090)");
+ABSL_FLAG(int64_t, max_batch_size, 32, "Most sequences per batch");
+ABSL_FLAG(int64_t, max_batch_tokens, 8192, "Most padded tokens (sequences x longest) per batch");
+ABSL_FLAG(absl::Duration, batch_timeout, absl::ZeroDuration(),
+          "Longest wait for a batch to fill (0: run what is queued as soon as the model is free)");
+ABSL_FLAG(std::string, batching, "length_aware",
+          "Batch formation: length_aware (similar lengths together) or first_come (arrival order)");
+ABSL_FLAG(int, max_message_bytes, 16 << 20,
+          "Largest request message; larger ones get RESOURCE_EXHAUSTED");
+ABSL_FLAG(int64_t, max_queue_size, 1024, "Most queued sequences per endpoint before RESOURCE_EXHAUSTED");
+ABSL_FLAG(bool, truncate, false, "Truncate over-long sequences instead of rejecting them");
+ABSL_FLAG(int, max_sequences_per_request, 64, "Most sequences in one request");
+ABSL_FLAG(absl::Duration, drain_timeout, absl::Seconds(20),
+          "Time accepted work gets to finish on SIGTERM");
+ABSL_FLAG(int, pad_token_id, 0, "Pad id when the checkpoint has no tokenizer files");
+ABSL_FLAG(int, cls_token_id, 1, "CLS id when the checkpoint has no tokenizer files");
+ABSL_FLAG(int, sep_token_id, 2, "SEP id when the checkpoint has no tokenizer files");
+ABSL_FLAG(int, unk_token_id, 3, "UNK id when the checkpoint has no tokenizer files");
+ABSL_FLAG(int, mask_token_id, -1, "MASK id when the checkpoint has no tokenizer files");
+
+namespace deberta::service {
+namespace {
+
+// Checks a signed flag value before it becomes a size.
+absl::Status AtLeast(absl::string_view flag, int64_t value, int64_t minimum) {
+  if (value >= minimum) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrCat("--", flag, " is ", value, "; it must be >= ", minimum));
+}
+
+}  // namespace
+
+absl::StatusOr<ServerConfig> ServerConfigFromFlags(const model::EngineOptions& engine) {
+  ServerConfig config;
+  config.listen_address = absl::GetFlag(FLAGS_listen_address);
+  config.port = absl::GetFlag(FLAGS_port);
+  config.metrics_port = absl::GetFlag(FLAGS_metrics_port);
+  const int64_t max_batch_size = absl::GetFlag(FLAGS_max_batch_size);
+  const int64_t max_queue_size = absl::GetFlag(FLAGS_max_queue_size);
+  if (absl::Status s = AtLeast("max_batch_size", max_batch_size, 1); !s.ok()) return s;
+  if (absl::Status s = AtLeast("max_queue_size", max_queue_size, 1); !s.ok()) return s;
+  config.batcher.max_batch_size = static_cast<size_t>(max_batch_size);
+  config.batcher.max_enqueued_tasks = static_cast<size_t>(max_queue_size);
+  config.batcher.max_batch_tokens = absl::GetFlag(FLAGS_max_batch_tokens);
+  config.batcher.batch_timeout = absl::GetFlag(FLAGS_batch_timeout);
+  const std::string batching = absl::GetFlag(FLAGS_batching);
+  if (batching != "length_aware" && batching != "first_come") {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--batching is '", batching, "'; it must be length_aware or first_come"));
+  }
+  config.batcher.length_aware = batching == "length_aware";
+  config.max_message_bytes = absl::GetFlag(FLAGS_max_message_bytes);
+  config.drain_timeout = absl::GetFlag(FLAGS_drain_timeout);
+  config.service.truncate = absl::GetFlag(FLAGS_truncate);
+  config.service.max_sequences_per_request = absl::GetFlag(FLAGS_max_sequences_per_request);
+  config.service.server_version = DEBERTA_SERVE_VERSION;
+  if (engine.model == model::kDemoModelName) {
+    config.service.special_tokens = {model::kDemoPadId, model::kDemoClsId, model::kDemoSepId,
+                                     model::kDemoUnkId, model::kDemoMaskId};
+  } else {
+    const model::SpecialTokens defaults{absl::GetFlag(FLAGS_pad_token_id), absl::GetFlag(FLAGS_cls_token_id),
+                                        absl::GetFlag(FLAGS_sep_token_id), absl::GetFlag(FLAGS_unk_token_id),
+                                        absl::GetFlag(FLAGS_mask_token_id)};
+    absl::StatusOr<model::SpecialTokens> special = model::ReadSpecialTokens(engine.model, defaults);
+    if (!special.ok()) return special.status();
+    config.service.special_tokens = *special;
+  }
+  if (absl::Status s = config.Validate(); !s.ok()) return s;
+  return config;
+}
+
+}  // namespace deberta::service

@@ -1,0 +1,21 @@
+// The request commands of deberta-cli against a running deberta-server.
+// Sequences are given as token ids:
+//   deberta-cli classify --server=localhost:50051 --sequences="1 17 42 2;1 9 2"
+//   deberta-cli fill-mask --sequences="1 17 4 2" --top_k=5
+//   deberta-cli info
+//   deberta-cli health [--health_service=deberta.serving.v1.InferenceService]
+// Each returns the process exit code.
+#ifndef DEBERTA_TOOLS_CLIENT_COMMANDS_H_
+#define DEBERTA_TOOLS_CLIENT_COMMANDS_H_
+
+namespace deberta::tools {
+
+int ClassifyCommand();
+int FillMaskCommand();
+int InfoCommand();
+// 0 when SERVING, 1 otherwise.
+int HealthCommand();
+
+}  // namespace deberta::tools
+
+#endif  // DEBERTA_TOOLS_CLIENT_COMMANDS_H_

@@ -1,0 +1,71 @@
+// run and make-random-model.
+#include "tools/offline_commands.h"
+
+#include <filesystem>
+#include <iostream>
+
+#include "absl/flags/flag.h"
+#include "absl/strings/str_split.h"
+#include "model/demo_model.h"
+#include "model/runtime.h"
+#include "model/torch/reference_run.h"
+
+ABSL_FLAG(std::string, inputs, "", "run: inputs.json in the golden format");
+ABSL_FLAG(std::string, out, "", "run: output .safetensors path; make-random-model: output folder");
+ABSL_FLAG(std::string, shape, "deberta-v3-base", "make-random-model: deberta-v3-base or demo");
+ABSL_FLAG(std::string, outputs, "",
+          "run: comma-separated tensor names (default: hidden_states.k, last_hidden_state, "
+          "pooled_output, classifier_logits, mlm_logits_emd, mlm_logits_no_emd)");
+
+namespace deberta::tools {
+
+int RunCommand(const model::EngineOptions& engine) {
+  model::ReferenceRunOptions options;
+  options.engine = engine;
+  options.inputs_path = absl::GetFlag(FLAGS_inputs);
+  options.output_path = absl::GetFlag(FLAGS_out);
+  if (options.inputs_path.empty() || options.output_path.empty()) {
+    std::cerr << "deberta-cli run: --inputs and --out are required\n";
+    return 2;
+  }
+  for (absl::string_view name : absl::StrSplit(absl::GetFlag(FLAGS_outputs), ',', absl::SkipEmpty())) {
+    options.outputs.emplace_back(name);
+  }
+  // One thread loads and runs: it gets every intra-op thread.
+  model::ConfigureRuntime(engine.num_threads);
+  absl::Status status = model::RunReferenceBatch(options);
+  if (!status.ok()) {
+    std::cerr << "deberta-cli run: " << status << "\n";
+    return 1;
+  }
+  std::cout << "wrote " << options.output_path << "\n";
+  return 0;
+}
+
+int MakeRandomModelCommand() {
+  const std::string shape_name = absl::GetFlag(FLAGS_shape), dir = absl::GetFlag(FLAGS_out);
+  model::RandomModelShape shape;
+  if (shape_name == "deberta-v3-base") {
+    shape = model::DebertaV3BaseShape();
+  } else if (shape_name == "demo") {
+    shape = model::DemoModelShape();
+  } else {
+    std::cerr << "deberta-cli make-random-model: unknown --shape '" << shape_name
+              << "' (deberta-v3-base, demo)\n";
+    return 2;
+  }
+  if (dir.empty()) {
+    std::cerr << "deberta-cli make-random-model: --out DIR is required\n";
+    return 2;
+  }
+  std::error_code error;
+  std::filesystem::create_directories(dir, error);
+  if (absl::Status s = model::WriteRandomCheckpoint(dir, shape); !s.ok()) {
+    std::cerr << "deberta-cli make-random-model: " << s << "\n";
+    return 1;
+  }
+  std::cout << "wrote " << shape.name << " to " << dir << "\n";
+  return 0;
+}
+
+}  // namespace deberta::tools

@@ -1,0 +1,20 @@
+// The offline commands of deberta-cli, which load the model in this process:
+//   deberta-cli run --model DIR|demo --inputs inputs.json --out out.safetensors
+//       [--outputs a,b] [--device cpu|cuda:N] [--dtype float32|bfloat16|float16]
+// runs one padded batch and writes the reference tensors;
+//   deberta-cli make-random-model --shape deberta-v3-base --out DIR
+// writes a random-weight checkpoint folder of a real model size (for
+// benchmarks). Each returns the process exit code.
+#ifndef DEBERTA_TOOLS_OFFLINE_COMMANDS_H_
+#define DEBERTA_TOOLS_OFFLINE_COMMANDS_H_
+
+#include "model/engine_options.h"
+
+namespace deberta::tools {
+
+int RunCommand(const model::EngineOptions& engine);
+int MakeRandomModelCommand();
+
+}  // namespace deberta::tools
+
+#endif  // DEBERTA_TOOLS_OFFLINE_COMMANDS_H_
