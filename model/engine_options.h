@@ -41,6 +41,11 @@ struct EngineOptions {
   // Longest accepted sequence in tokens. 0 means the model's own limit
   // (max_position_embeddings). Larger values than the model's are an error.
   int64_t max_sequence_length = 0;
+  // Fill-mask runs the LM head (a product with the whole vocabulary) on at
+  // most this many bytes of float32 logits at a time, in chunks of
+  // predicted positions, so its transient memory is bounded whatever the
+  // batch: 32 MiB is 65 positions of a 128k vocabulary. REQUIRES: > 0.
+  int64_t max_logits_bytes_per_chunk = 32 << 20;
 };
 
 }  // namespace deberta::model

@@ -9,11 +9,20 @@ namespace deberta::service {
 
 namespace pb = serving::v1;
 
+namespace {
+
+RequestOptions WithMaskId(RequestOptions options, int32_t mask_token_id) {
+  options.mask_token_id = mask_token_id;
+  return options;
+}
+
+}  // namespace
+
 InferenceServiceImpl::InferenceServiceImpl(const model::ModelInfo& info, const Options& options,
                                            Batcher* batcher, ServiceMetrics* metrics)
     : info_(info),
       options_(options),
-      requests_{options.max_sequences_per_request, options.truncate, options.special_tokens.mask},
+      requests_(WithMaskId(options.requests, options.special_tokens.mask)),
       batcher_(batcher),
       metrics_(metrics) {}
 

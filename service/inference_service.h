@@ -28,9 +28,9 @@ class InferenceCall;
 class InferenceServiceImpl final : public serving::v1::InferenceService::CallbackService {
  public:
   struct Options {
-    // See RequestOptions.
-    int max_sequences_per_request = 64;
-    bool truncate = false;
+    // Limits and truncation of requests (its mask_token_id is ignored:
+    // special_tokens.mask is used).
+    RequestOptions requests;
     // Reported by GetModelInfo; `mask` is what fill-mask predicts when a
     // sequence names no positions.
     model::SpecialTokens special_tokens;
@@ -75,7 +75,7 @@ class InferenceServiceImpl final : public serving::v1::InferenceService::Callbac
 
   const model::ModelInfo info_;
   const Options options_;
-  const RequestOptions requests_;  // Derived from options_.
+  const RequestOptions requests_;  // options_.requests with the mask id.
   Batcher* const batcher_;
   ServiceMetrics* const metrics_;  // May be null.
   absl::Mutex calls_mu_;

@@ -81,10 +81,13 @@ absl::StatusOr<std::vector<std::unique_ptr<BatchTask>>> BuildFillMaskTasks(
   const int n = request.sequences_size();
   if (absl::Status s = CheckSequenceCount(n, options); !s.ok()) return s;
   const int top_k = request.top_k() == 0 ? 5 : request.top_k();
-  if (top_k < 1 || top_k > info.vocab_size) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("top_k is ", request.top_k(), "; it must be in [1, ", info.vocab_size, "]"));
+  const int64_t max_top_k = std::min<int64_t>(options.max_top_k, info.vocab_size);
+  if (top_k < 1 || top_k > max_top_k) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "top_k is ", request.top_k(), "; it must be in [1, ", max_top_k, "]",
+        max_top_k < info.vocab_size ? " (the server's --max_top_k)" : " (the vocabulary size)"));
   }
+  int64_t predicted = 0;  // Positions over the whole request.
   std::vector<std::unique_ptr<BatchTask>> tasks;
   tasks.reserve(n);
   for (int i = 0; i < n; ++i) {
@@ -112,7 +115,21 @@ absl::StatusOr<std::vector<std::unique_ptr<BatchTask>>> BuildFillMaskTasks(
     if (absl::Status s = model::ValidateMaskedSequence(info, task->input); !s.ok()) {
       return ForSequence(i, s);
     }
+    predicted += static_cast<int64_t>(task->input.positions.size());
     tasks.push_back(std::move(task));
+  }
+  // The request's cost, bounded before anything is queued.
+  if (predicted * info.vocab_size > options.max_fill_mask_logits) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "request predicts ", predicted, " positions x ", info.vocab_size, " vocabulary = ",
+        predicted * info.vocab_size, " logits; the limit is ", options.max_fill_mask_logits,
+        " (--max_fill_mask_logits): send fewer masks per request"));
+  }
+  if (predicted * top_k > options.max_fill_mask_candidates) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "request asks for ", predicted, " positions x top_k ", top_k, " = ", predicted * top_k,
+        " candidates; the limit is ", options.max_fill_mask_candidates,
+        " (--max_fill_mask_candidates): lower top_k or send fewer masks per request"));
   }
   return tasks;
 }

@@ -24,8 +24,19 @@ struct RequestOptions {
   // the first max-1 tokens plus the last one, so [SEP] stays (true).
   bool truncate = false;
   // Fill-mask predicts the positions of this id when a sequence names no
-  // positions; -1 when the model's mask id is unknown.
+  // positions; -1 when the model's mask id is unknown. (The service sets it
+  // from its special tokens.)
   int32_t mask_token_id = -1;
+  // Largest fill-mask top_k (candidates per predicted position). REQUIRES: >= 1.
+  int max_top_k = 100;
+  // Most fill-mask work in one request: predicted positions x vocabulary
+  // (the LM head's logits, each a dot product over the hidden size). The
+  // default, 64 Mi, is 512 positions of deberta-v3's 128k vocabulary.
+  // REQUIRES: >= 1.
+  int64_t max_fill_mask_logits = int64_t{1} << 26;
+  // Most candidates in one fill-mask answer (predicted positions x top_k),
+  // which bounds the response: about 10 bytes each. REQUIRES: >= 1.
+  int64_t max_fill_mask_candidates = 100000;
 };
 
 // Classify tasks, plus how many labels each answer lists.
@@ -42,7 +53,9 @@ absl::StatusOr<ClassifyTasks> BuildClassifyTasks(const serving::v1::ClassifyRequ
                                                  const RequestOptions& options);
 
 // FailedPrecondition if the model has no MLM head; InvalidArgument for bad
-// input. Positions are the request's, or else every mask token, sorted.
+// input, and for a request over max_fill_mask_logits or
+// max_fill_mask_candidates (naming the limit: it is not retryable as it is).
+// Positions are the request's, or else every mask token, sorted.
 absl::StatusOr<std::vector<std::unique_ptr<BatchTask>>> BuildFillMaskTasks(
     const serving::v1::FillMaskRequest& request, const model::ModelInfo& info,
     const RequestOptions& options);

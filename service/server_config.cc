@@ -30,8 +30,16 @@ absl::Status ServerConfig::Validate() const {
         absl::StrCat("--drain_timeout is ", absl::FormatDuration(drain_timeout), "; it must be >= 0"));
   }
   if (max_message_bytes < 1) return OutOfRange("max_message_bytes", max_message_bytes, ">= 1");
-  if (service.max_sequences_per_request < 1) {
-    return OutOfRange("max_sequences_per_request", service.max_sequences_per_request, ">= 1");
+  if (service.requests.max_sequences_per_request < 1) {
+    return OutOfRange("max_sequences_per_request", service.requests.max_sequences_per_request, ">= 1");
+  }
+  const RequestOptions& requests = service.requests;
+  if (requests.max_top_k < 1) return OutOfRange("max_top_k", requests.max_top_k, ">= 1");
+  if (requests.max_fill_mask_logits < 1) {
+    return OutOfRange("max_fill_mask_logits", requests.max_fill_mask_logits, ">= 1");
+  }
+  if (requests.max_fill_mask_candidates < 1) {
+    return OutOfRange("max_fill_mask_candidates", requests.max_fill_mask_candidates, ">= 1");
   }
   return absl::OkStatus();
 }
@@ -44,8 +52,11 @@ std::string ServerConfig::Describe() const {
       " batch_timeout=", absl::FormatDuration(batcher.batch_timeout),
       " max_queue_size=", batcher.max_enqueued_tasks,
       " batching=", batcher.length_aware ? "length_aware" : "first_come",
-      " max_sequences_per_request=", service.max_sequences_per_request,
-      " truncate=", service.truncate ? "true" : "false", " max_message_bytes=", max_message_bytes,
+      " max_sequences_per_request=", service.requests.max_sequences_per_request,
+      " truncate=", service.requests.truncate ? "true" : "false", " max_top_k=", service.requests.max_top_k,
+      " max_fill_mask_logits=", service.requests.max_fill_mask_logits,
+      " max_fill_mask_candidates=", service.requests.max_fill_mask_candidates,
+      " max_message_bytes=", max_message_bytes,
       " drain_timeout=", absl::FormatDuration(drain_timeout), " special_tokens={pad=", special.pad,
       " cls=", special.cls, " sep=", special.sep, " unk=", special.unk, " mask=", special.mask, "}");
 }

@@ -21,6 +21,11 @@ ABSL_FLAG(int, max_message_bytes, 16 << 20,
 ABSL_FLAG(int64_t, max_queue_size, 1024, "Most queued sequences per endpoint before RESOURCE_EXHAUSTED");
 ABSL_FLAG(bool, truncate, false, "Truncate over-long sequences instead of rejecting them");
 ABSL_FLAG(int, max_sequences_per_request, 64, "Most sequences in one request");
+ABSL_FLAG(int, max_top_k, 100, "Largest fill-mask top_k (candidates per predicted position)");
+ABSL_FLAG(int64_t, max_fill_mask_logits, int64_t{1} << 26,
+          "Most fill-mask work per request: predicted positions x vocabulary size");
+ABSL_FLAG(int64_t, max_fill_mask_candidates, 100000,
+          "Most candidates in one fill-mask answer: predicted positions x top_k");
 ABSL_FLAG(absl::Duration, drain_timeout, absl::Seconds(20),
           "Time accepted work gets to finish on SIGTERM");
 ABSL_FLAG(int, pad_token_id, 0, "Pad id when the checkpoint has no tokenizer files");
@@ -61,8 +66,11 @@ absl::StatusOr<ServerConfig> ServerConfigFromFlags(const model::EngineOptions& e
   config.batcher.length_aware = batching == "length_aware";
   config.max_message_bytes = absl::GetFlag(FLAGS_max_message_bytes);
   config.drain_timeout = absl::GetFlag(FLAGS_drain_timeout);
-  config.service.truncate = absl::GetFlag(FLAGS_truncate);
-  config.service.max_sequences_per_request = absl::GetFlag(FLAGS_max_sequences_per_request);
+  config.service.requests.truncate = absl::GetFlag(FLAGS_truncate);
+  config.service.requests.max_sequences_per_request = absl::GetFlag(FLAGS_max_sequences_per_request);
+  config.service.requests.max_top_k = absl::GetFlag(FLAGS_max_top_k);
+  config.service.requests.max_fill_mask_logits = absl::GetFlag(FLAGS_max_fill_mask_logits);
+  config.service.requests.max_fill_mask_candidates = absl::GetFlag(FLAGS_max_fill_mask_candidates);
   config.service.server_version = DEBERTA_SERVE_VERSION;
   if (engine.model == model::kDemoModelName) {
     config.service.special_tokens = {model::kDemoPadId, model::kDemoClsId, model::kDemoSepId,

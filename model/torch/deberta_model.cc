@@ -76,7 +76,7 @@ at::Tensor DebertaNetworkImpl::EnhancedMaskDecoder(const at::Tensor& second_to_l
   return query;
 }
 
-at::Tensor DebertaNetworkImpl::MaskedLmLogits(const NetworkInputs& inputs, bool emd,
+at::Tensor DebertaNetworkImpl::MaskedLmStates(const NetworkInputs& inputs, bool emd,
                                               const at::Tensor& batch_index,
                                               const at::Tensor& position) const {
   AttentionContext ctx = MakeAttentionContext(config_, inputs.mask);
@@ -84,9 +84,13 @@ at::Tensor DebertaNetworkImpl::MaskedLmLogits(const NetworkInputs& inputs, bool 
   at::Tensor final_states =
       emd ? EnhancedMaskDecoder(states[states.size() - 2], ctx, nullptr) : states.back();
   // The LM head (a [*, V] product) runs only on the requested rows.
-  at::Tensor rows = final_states.index({batch_index, position});
-  return lm_predictions->lm_head->forward(rows);
+  return final_states.index({batch_index, position});
 }
+
+at::Tensor DebertaNetworkImpl::MaskedLmHead(const at::Tensor& states) const {
+  return lm_predictions->lm_head->forward(states);
+}
+
 
 std::map<std::string, at::Tensor> DebertaNetworkImpl::Trace(const NetworkInputs& inputs) const {
   std::map<std::string, at::Tensor> trace;

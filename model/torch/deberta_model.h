@@ -56,10 +56,13 @@ class DebertaNetworkImpl : public torch::nn::Module {
   // [B, num_labels] classifier logits.
   at::Tensor ClassifierLogits(const NetworkInputs& inputs) const;
 
-  // MLM logits [M, V] at the M positions (batch_index[m], position[m])
-  // (both int64 [M]), with or without EMD.
-  at::Tensor MaskedLmLogits(const NetworkInputs& inputs, bool emd, const at::Tensor& batch_index,
+  // The final hidden states [M, H] at the M positions (batch_index[m],
+  // position[m]) (both int64 [M]), with or without EMD: what the LM head
+  // takes. Callers apply MaskedLmHead to them in chunks of rows.
+  at::Tensor MaskedLmStates(const NetworkInputs& inputs, bool emd, const at::Tensor& batch_index,
                             const at::Tensor& position) const;
+  // LM head: [m, H] states -> [m, V] float32 logits.
+  at::Tensor MaskedLmHead(const at::Tensor& states) const;
 
   // Every intermediate named in the golden README that the network has:
   // hidden_states.k, last_hidden_state, relative_pos, c2p_index,

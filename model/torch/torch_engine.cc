@@ -6,6 +6,7 @@
 #include <c10/util/Exception.h>
 
 #include <algorithm>
+#include <map>
 
 #include "absl/strings/str_cat.h"
 #include "model/engine_factory.h"
@@ -71,8 +72,11 @@ auto RunGuarded(Fn&& fn) -> decltype(fn()) {
 
 absl::StatusOr<std::unique_ptr<TorchEngine>> TorchEngine::Create(const EngineOptions& options) {
   DEBERTA_ASSIGN_OR_RETURN(LoadedNetwork loaded, LoadNetwork(options));
-  return std::unique_ptr<TorchEngine>(
-      new TorchEngine(std::move(loaded), ResolveThreadCount(options.num_threads)));
+  if (options.max_logits_bytes_per_chunk <= 0) {
+    return absl::InvalidArgumentError("max_logits_bytes_per_chunk must be > 0");
+  }
+  return std::unique_ptr<TorchEngine>(new TorchEngine(
+      std::move(loaded), ResolveThreadCount(options.num_threads), options.max_logits_bytes_per_chunk));
 }
 
 absl::Status TorchEngine::InitializeThread() {
@@ -131,40 +135,66 @@ absl::StatusOr<std::vector<FillMaskOutput>> TorchEngine::FillMask(
         "this model has no masked-LM head (lm_predictions.lm_head.* or cls.predictions.* weights)");
   }
   std::vector<const Sequence*> sequences;
-  std::vector<int64_t> batch_index, position;
-  int32_t max_k = 1;
+  std::vector<int64_t> batch_index, position;  // One row per predicted position.
   for (size_t i = 0; i < batch.size(); ++i) {
     sequences.push_back(&batch[i].sequence);
     for (int32_t p : batch[i].positions) {
       batch_index.push_back(static_cast<int64_t>(i));
       position.push_back(p);
     }
-    max_k = std::max(max_k, batch[i].top_k);
   }
-  // Asserted, not validated (see Engine): top_k never reads past the vocabulary.
-  max_k = std::min<int32_t>(max_k, static_cast<int32_t>(loaded_.info.vocab_size));
   if (sequences.empty()) return std::vector<FillMaskOutput>{};
+  const int64_t vocab = loaded_.info.vocab_size;
+  // Rows whose [rows, V] float32 logits fit the chunk budget.
+  const int64_t chunk_rows = std::max<int64_t>(1, max_logits_bytes_per_chunk_ / (vocab * 4));
   return RunGuarded([&]() -> absl::StatusOr<std::vector<FillMaskOutput>> {
     NetworkInputs inputs = PadBatch(sequences, loaded_.config.type_vocab_size > 0, loaded_.device);
     const int64_t rows = static_cast<int64_t>(position.size());
     at::Tensor b_idx = at::from_blob(batch_index.data(), {rows}, at::kLong).to(loaded_.device);
     at::Tensor p_idx = at::from_blob(position.data(), {rows}, at::kLong).to(loaded_.device);
-    at::Tensor logits =
-        loaded_.network->MaskedLmLogits(inputs, loaded_.info.emd_enabled, b_idx, p_idx);
-    auto [top_p, top_id] = at::softmax(logits.to(at::kFloat), -1).topk(max_k, -1);
-    top_p = top_p.to(at::kCPU).contiguous();
-    top_id = top_id.to(at::kCPU).contiguous();
+    const at::Tensor states =
+        loaded_.network->MaskedLmStates(inputs, loaded_.info.emd_enabled, b_idx, p_idx);
     std::vector<FillMaskOutput> out(sequences.size());
-    for (int64_t r = 0; r < rows; ++r) {
-      const MaskedSequence& input = batch[batch_index[r]];
-      MaskPrediction prediction;
-      prediction.position = static_cast<int32_t>(position[r]);
-      for (int32_t c = 0; c < std::min(input.top_k, max_k); ++c) {
-        prediction.candidates.push_back(
-            {static_cast<int32_t>(top_id.data_ptr<int64_t>()[r * max_k + c]),
-             top_p.data_ptr<float>()[r * max_k + c]});
+    for (int64_t begin = 0; begin < rows; begin += chunk_rows) {
+      const int64_t end = std::min(rows, begin + chunk_rows);
+      const at::Tensor logits = loaded_.network->MaskedLmHead(states.slice(0, begin, end));
+      // softmax(l)[id] = exp(l[id] - logsumexp(l)): no [rows, V] probabilities.
+      const at::Tensor log_norm = logits.logsumexp(-1, /*keepdim=*/true);
+      // Each row gets its own top_k (clamped to the vocabulary: asserted,
+      // not validated, see Engine); rows of equal k share one topk call.
+      std::map<int64_t, std::vector<int64_t>> rows_by_k;
+      for (int64_t r = begin; r < end; ++r) {
+        const int64_t k = std::clamp<int64_t>(batch[batch_index[r]].top_k, 1, vocab);
+        rows_by_k[k].push_back(r - begin);
       }
-      out[batch_index[r]].predictions.push_back(std::move(prediction));
+      std::vector<MaskPrediction> predictions(end - begin);
+      for (auto& [k, local] : rows_by_k) {
+        const int64_t n = static_cast<int64_t>(local.size());
+        at::Tensor picked = logits, norm = log_norm;
+        if (n != end - begin) {
+          const at::Tensor select = at::from_blob(local.data(), {n}, at::kLong).to(loaded_.device);
+          picked = logits.index_select(0, select);
+          norm = log_norm.index_select(0, select);
+        }
+        auto [top_logit, top_id] = picked.topk(k, -1);
+        const at::Tensor probability = (top_logit - norm).exp().to(at::kCPU).contiguous();
+        top_id = top_id.to(at::kCPU).contiguous();
+        const float* p = probability.data_ptr<float>();
+        const int64_t* id = top_id.data_ptr<int64_t>();
+        for (int64_t i = 0; i < n; ++i) {
+          MaskPrediction& prediction = predictions[local[i]];
+          prediction.position = static_cast<int32_t>(position[begin + local[i]]);
+          prediction.candidates.reserve(k);
+          for (int64_t c = 0; c < k; ++c) {
+            prediction.candidates.push_back({static_cast<int32_t>(id[i * k + c]), p[i * k + c]});
+          }
+        }
+      }
+      // Rows are in batch order, then position order: each sequence's
+      // predictions stay in the order of its positions.
+      for (int64_t r = begin; r < end; ++r) {
+        out[batch_index[r]].predictions.push_back(std::move(predictions[r - begin]));
+      }
     }
     return out;
   });

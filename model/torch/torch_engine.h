@@ -27,11 +27,14 @@ class TorchEngine final : public Engine {
       absl::Span<const MaskedSequence> batch) override;
 
  private:
-  TorchEngine(LoadedNetwork loaded, int num_threads)
-      : loaded_(std::move(loaded)), num_threads_(num_threads) {}
+  TorchEngine(LoadedNetwork loaded, int num_threads, int64_t max_logits_bytes_per_chunk)
+      : loaded_(std::move(loaded)),
+        num_threads_(num_threads),
+        max_logits_bytes_per_chunk_(max_logits_bytes_per_chunk) {}
 
   LoadedNetwork loaded_;
   const int num_threads_;  // Intra-op threads of the executor thread.
+  const int64_t max_logits_bytes_per_chunk_;  // See EngineOptions.
 };
 
 }  // namespace deberta::model

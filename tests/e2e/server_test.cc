@@ -54,7 +54,7 @@ class DemoServerTest : public ::testing::Test {
     service::ServerConfig config;
     config.metrics_port = 0;  // The one Exposer of this binary.
     config.max_message_bytes = kMaxMessageBytes;
-    config.service.max_sequences_per_request = kMaxSequencesPerRequest;
+    config.service.requests.max_sequences_per_request = kMaxSequencesPerRequest;
     config.service.special_tokens = {model::kDemoPadId, model::kDemoClsId, model::kDemoSepId,
                                      model::kDemoUnkId, model::kDemoMaskId};
     config.service.server_version = "test";
@@ -312,6 +312,24 @@ std::vector<BadInput> BadInputs() {
          r->set_top_k(1025);
        },
        grpc::INVALID_ARGUMENT, "top_k is 1025"},
+      {"fill_mask_top_k_above_the_servers_maximum",
+       nullptr,
+       [&](pb::FillMaskRequest* r) {
+         *r->add_sequences() = masked(1);
+         r->set_top_k(101);
+       },
+       grpc::INVALID_ARGUMENT, "top_k is 101; it must be in [1, 100] (the server's --max_top_k)"},
+      {"fill_mask_answer_over_the_candidates_limit",
+       nullptr,
+       [](pb::FillMaskRequest* r) {
+         // Every position of the longest sequences: 8 x 512 positions x 25 > 100,000.
+         for (int i = 0; i < kMaxSequencesPerRequest; ++i) {
+           pb::FillMaskSequence* s = r->add_sequences();
+           s->mutable_sequence()->mutable_token_ids()->Resize(512, model::kDemoMaskId);
+         }
+         r->set_top_k(25);
+       },
+       grpc::INVALID_ARGUMENT, "(--max_fill_mask_candidates)"},
       {"fill_mask_empty_sequence",
        nullptr,
        [&](pb::FillMaskRequest* r) { r->add_sequences(); },
@@ -348,6 +366,25 @@ TEST_P(BadInputTest, GetsPreciseCodeAndMessageAndServerKeepsServing) {
 
 INSTANTIATE_TEST_SUITE_P(Table, BadInputTest, ::testing::ValuesIn(BadInputs()),
                          [](const ::testing::TestParamInfo<BadInput>& info) { return info.param.name; });
+
+// The largest fill-mask the default limits allow (every position of the
+// longest sequences, 8 x 512 x top_k 24 candidates) is answered in full.
+TEST_F(DemoServerTest, LargestFillMaskWithinTheLimitsIsAnsweredInFull) {
+  pb::FillMaskRequest request;
+  for (int i = 0; i < kMaxSequencesPerRequest; ++i) {
+    request.add_sequences()->mutable_sequence()->mutable_token_ids()->Resize(512, model::kDemoMaskId);
+  }
+  request.set_top_k(24);
+  pb::FillMaskResponse response;
+  auto context = ContextWithDeadline(120);
+  grpc::Status status = server_->stub->FillMask(context.get(), request, &response);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  ASSERT_EQ(response.results_size(), kMaxSequencesPerRequest);
+  for (const pb::FillMaskResult& result : response.results()) {
+    ASSERT_EQ(result.predictions_size(), 512);
+    for (const pb::MaskPrediction& p : result.predictions()) ASSERT_EQ(p.candidates_size(), 24);
+  }
+}
 
 TEST_F(DemoServerTest, MetricsScrapeShowsTheTraffic) {
   pb::ClassifyRequest request;

@@ -148,6 +148,35 @@ TEST(BuildFillMaskTasksTest, TopKWithinTheVocabulary) {
               absl::StatusCode::kInvalidArgument);
 }
 
+TEST(BuildFillMaskTasksTest, TopKAtMostTheServersMaximum) {
+  RequestOptions options = Options();
+  options.max_top_k = 10;
+  EXPECT_TRUE(BuildFillMaskTasks(FillMask({Ids({1, 4, 2})}, 10), Info(), options).ok());
+  auto over = BuildFillMaskTasks(FillMask({Ids({1, 4, 2})}, 11), Info(), options);
+  EXPECT_TRUE(absl::IsInvalidArgument(over.status()));
+  EXPECT_THAT(over.status().message(), HasSubstr("top_k is 11; it must be in [1, 10] (the server's --max_top_k)"));
+}
+
+TEST(BuildFillMaskTasksTest, PositionsTimesVocabularyWithinTheBudget) {
+  RequestOptions options = Options();
+  options.max_fill_mask_logits = 5 * 100;  // Five positions of the 100-token vocabulary.
+  EXPECT_TRUE(BuildFillMaskTasks(FillMask({Ids({1, 4, 4, 2}), Ids({4, 4, 4})}), Info(), options).ok());
+  // Six positions over two sequences: the request's total counts.
+  auto over = BuildFillMaskTasks(FillMask({Ids({1, 4, 4, 2}), Ids({4, 4, 4, 4})}), Info(), options);
+  EXPECT_TRUE(absl::IsInvalidArgument(over.status()));
+  EXPECT_THAT(over.status().message(),
+              HasSubstr("6 positions x 100 vocabulary = 600 logits; the limit is 500 (--max_fill_mask_logits)"));
+}
+
+TEST(BuildFillMaskTasksTest, CandidatesWithinTheResponseBudget) {
+  RequestOptions options = Options();
+  options.max_fill_mask_candidates = 20;
+  EXPECT_TRUE(BuildFillMaskTasks(FillMask({Ids({1, 4, 4, 2})}, 10), Info(), options).ok());
+  auto over = BuildFillMaskTasks(FillMask({Ids({1, 4, 4, 4, 2})}, 10), Info(), options);
+  EXPECT_TRUE(absl::IsInvalidArgument(over.status()));
+  EXPECT_THAT(over.status().message(), HasSubstr("3 positions x top_k 10 = 30 candidates; the limit is 20"));
+}
+
 TEST(BuildFillMaskTasksTest, WithoutAnMlmHeadIsFailedPrecondition) {
   model::ModelInfo info = Info();
   info.has_mlm_head = false;

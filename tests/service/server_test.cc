@@ -29,7 +29,7 @@ class FakeServerTest : public ::testing::Test {
     fake_ = engine.get();
     service::ServerConfig config;
     config.service.special_tokens.mask = 4;
-    config.service.max_sequences_per_request = 4;
+    config.service.requests.max_sequences_per_request = 4;
     auto server = StartTestServer(std::move(engine), config);
     ASSERT_TRUE(server.ok()) << server.status();
     server_ = *std::move(server);

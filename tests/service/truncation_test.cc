@@ -12,7 +12,7 @@ TEST(TruncationTest, TruncateKeepsTheFirstTokensAndTheLastOne) {
   auto engine = std::make_unique<FakeEngine>();  // Limit: 64 tokens.
   FakeEngine* fake = engine.get();
   service::ServerConfig config;
-  config.service.truncate = true;
+  config.service.requests.truncate = true;
   auto server = StartTestServer(std::move(engine), config);
   ASSERT_TRUE(server.ok()) << server.status();
 
