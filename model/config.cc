@@ -1,6 +1,8 @@
 // Parsing of Hugging Face DeBERTa config.json files (docs/deberta-model.md section 1).
 #include "model/config.h"
 
+#include <tuple>
+
 #include <fstream>
 #include <sstream>
 
@@ -61,6 +63,13 @@ absl::StatusOr<std::string> GetString(const json& j, const char* field,
 
 absl::Status CheckPositive(const char* field, int64_t value) {
   if (value <= 0) return FieldError(field, absl::StrCat("must be > 0, got ", value));
+  return absl::OkStatus();
+}
+
+// Sizes beyond any real DeBERTa (the largest vocabulary is mDeBERTa's 250k)
+// are refused before anything is allocated from them.
+absl::Status CheckAtMost(const char* field, int64_t value, int64_t limit) {
+  if (value > limit) return FieldError(field, absl::StrCat("is ", value, "; at most ", limit, " is supported"));
   return absl::OkStatus();
 }
 
@@ -212,6 +221,19 @@ absl::StatusOr<DebertaConfig> ParseJsonObject(const json& j) {
   DEBERTA_ASSIGN_OR_RETURN(c.max_relative_positions,
                            GetInt(j, "max_relative_positions", false, -1));
   DEBERTA_ASSIGN_OR_RETURN(c.position_buckets, GetInt(j, "position_buckets", false, -1));
+  for (auto [name, value, limit] : {std::tuple<const char*, int64_t, int64_t>{"vocab_size", c.vocab_size, 1 << 24},
+                                    {"hidden_size", c.hidden_size, 1 << 16},
+                                    {"embedding_size", c.embedding_size, 1 << 16},
+                                    {"num_hidden_layers", c.num_hidden_layers, 1024},
+                                    {"num_attention_heads", c.num_attention_heads, 1024},
+                                    {"attention_head_size", c.attention_head_size, 1 << 12},
+                                    {"intermediate_size", c.intermediate_size, 1 << 18},
+                                    {"max_position_embeddings", c.max_position_embeddings, 1 << 16},
+                                    {"type_vocab_size", c.type_vocab_size, 1 << 16},
+                                    {"max_relative_positions", c.max_relative_positions, 1 << 16},
+                                    {"position_buckets", c.position_buckets, 1 << 16}}) {
+    DEBERTA_RETURN_IF_ERROR(CheckAtMost(name, value, limit));
+  }
   DEBERTA_RETURN_IF_ERROR(ParsePosAttType(j, c));
   DEBERTA_ASSIGN_OR_RETURN(c.share_att_key, GetBool(j, "share_att_key", false));
 

@@ -6,9 +6,21 @@
 #include <grpcpp/server_builder.h>
 #include <glog/logging.h>
 
+#include <algorithm>
+#include <climits>
+#include <vector>
+
 #include "absl/strings/str_cat.h"
 
 namespace deberta::service {
+namespace {
+
+// A duration as a gRPC channel argument (int milliseconds).
+int ToMillis(absl::Duration d) {
+  return static_cast<int>(std::min<int64_t>(absl::ToInt64Milliseconds(d), INT32_MAX));
+}
+
+}  // namespace
 
 Server::Server(ServerConfig config, std::unique_ptr<model::Engine> engine,
                std::shared_ptr<prometheus::Registry> registry)
@@ -34,12 +46,19 @@ absl::Status Server::Start() {
   metrics_.SetModelReady(false);
   metrics_.SetDraining(false);
   if (config_.metrics_port >= 0) {
+    const std::string& address =
+        config_.metrics_listen_address.empty() ? config_.listen_address : config_.metrics_listen_address;
     // civetweb binds all interfaces for a bare port; "0.0.0.0:N" fails there.
-    const std::string bind = config_.listen_address == "0.0.0.0"
-                                 ? absl::StrCat(config_.metrics_port)
-                                 : absl::StrCat(config_.listen_address, ":", config_.metrics_port);
+    const std::string bind =
+        address == "0.0.0.0" ? absl::StrCat(config_.metrics_port) : absl::StrCat(address, ":", config_.metrics_port);
+    // civetweb gives every connection a thread until it closes: enough
+    // threads, and a short request timeout, keep slow or idle clients from
+    // taking all of them and starving Prometheus's scrapes.
+    const std::string timeout_ms = absl::StrCat(absl::ToInt64Milliseconds(config_.metrics_request_timeout));
     try {
-      exposer_ = std::make_unique<prometheus::Exposer>(bind);
+      exposer_ = std::make_unique<prometheus::Exposer>(std::vector<std::string>{
+          "listening_ports", bind, "num_threads", absl::StrCat(config_.metrics_threads),
+          "request_timeout_ms", timeout_ms, "keep_alive_timeout_ms", timeout_ms});
     } catch (const std::exception& e) {
       // prometheus-cpp reports a failed bind (port taken) by throwing.
       return absl::UnavailableError(absl::StrCat("cannot serve /metrics on ", bind, ": ", e.what()));
@@ -57,9 +76,20 @@ absl::Status Server::Start() {
                            grpc::InsecureServerCredentials(), &bound_port_);
   builder.RegisterService(service_.get());
   builder.SetMaxReceiveMessageSize(config_.max_message_bytes);
+  // gRPC sets SO_REUSEPORT by default: a second server on the same port
+  // would start and take part of the traffic. Fail to bind instead.
+  builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
+  builder.AddChannelArgument(GRPC_ARG_MAX_CONCURRENT_STREAMS, config_.max_concurrent_streams);
+  builder.AddChannelArgument(GRPC_ARG_MAX_CONNECTION_AGE_MS, ToMillis(config_.max_connection_age));
+  builder.AddChannelArgument(GRPC_ARG_MAX_CONNECTION_AGE_GRACE_MS, ToMillis(config_.max_connection_age_grace));
+  builder.AddChannelArgument(GRPC_ARG_HTTP2_MIN_RECV_PING_INTERVAL_WITHOUT_DATA_MS,
+                             ToMillis(config_.min_client_ping_interval));
+  builder.AddChannelArgument(GRPC_ARG_HTTP2_MAX_PING_STRIKES, 2);
+  builder.AddChannelArgument(GRPC_ARG_MAX_METADATA_SIZE, config_.max_metadata_bytes);
   grpc_server_ = builder.BuildAndStart();
   if (!grpc_server_ || bound_port_ == 0) {
-    return absl::UnavailableError(absl::StrCat("cannot listen on ", config_.listen_address, ":", config_.port));
+    return absl::UnavailableError(absl::StrCat("cannot listen on ", config_.listen_address, ":", config_.port,
+                                               " (is the port in use by another server?)"));
   }
   auto* health = grpc_server_->GetHealthCheckService();
   const std::string service_name = deberta::serving::v1::InferenceService::service_full_name();

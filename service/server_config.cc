@@ -30,6 +30,21 @@ absl::Status ServerConfig::Validate() const {
         absl::StrCat("--drain_timeout is ", absl::FormatDuration(drain_timeout), "; it must be >= 0"));
   }
   if (max_message_bytes < 1) return OutOfRange("max_message_bytes", max_message_bytes, ">= 1");
+  if (metrics_threads < 1 || metrics_threads > 256) {
+    return OutOfRange("metrics_threads", metrics_threads, "in [1, 256]");
+  }
+  if (max_concurrent_streams < 1) return OutOfRange("max_concurrent_streams", max_concurrent_streams, ">= 1");
+  if (max_metadata_bytes < 1024) return OutOfRange("max_metadata_bytes", max_metadata_bytes, ">= 1024");
+  for (const auto& [flag, value] : {std::pair<const char*, absl::Duration>{"metrics_request_timeout",
+                                                                           metrics_request_timeout},
+                                    {"max_connection_age", max_connection_age},
+                                    {"max_connection_age_grace", max_connection_age_grace},
+                                    {"min_client_ping_interval", min_client_ping_interval}}) {
+    if (value <= absl::ZeroDuration() || value > absl::Hours(24 * 365)) {
+      return absl::InvalidArgumentError(absl::StrCat("--", flag, " is ", absl::FormatDuration(value),
+                                                     "; it must be > 0 and at most a year"));
+    }
+  }
   if (service.requests.max_sequences_per_request < 1) {
     return OutOfRange("max_sequences_per_request", service.requests.max_sequences_per_request, ">= 1");
   }

@@ -15,12 +15,32 @@ namespace deberta::service {
 
 struct ServerConfig {
   std::string listen_address = "0.0.0.0";
-  int port = 50051;           // 0 picks a free port (tests).
+  int port = 50051;           // 0 picks a free port (tests). Never shared: a
+                              // second server on a port in use fails to start.
   int metrics_port = 9464;    // 0 picks a free port; -1 disables the exposer.
+  // Where /metrics listens; empty: listen_address.
+  std::string metrics_listen_address;
+  // Threads serving /metrics; each HTTP connection holds one while open, so
+  // slow or idle clients take them (with metrics_request_timeout bounding
+  // how long). Scrapes need one free.
+  int metrics_threads = 8;
+  absl::Duration metrics_request_timeout = absl::Seconds(5);
   Batcher::Options batcher;
   InferenceServiceImpl::Options service;
   absl::Duration drain_timeout = absl::Seconds(20);
   int max_message_bytes = 16 << 20;
+  // gRPC connection limits. Concurrent calls on one HTTP/2 connection.
+  int max_concurrent_streams = 256;
+  // Connections are closed (GOAWAY) after this age, plus a grace for the
+  // calls in flight: clients then reconnect and re-resolve, so replicas
+  // added by a scale-out get their share of long-lived clients.
+  absl::Duration max_connection_age = absl::Minutes(10);
+  absl::Duration max_connection_age_grace = absl::Seconds(30);
+  // Keepalive pings more often than this (without calls) are strikes; two
+  // strikes close the connection.
+  absl::Duration min_client_ping_interval = absl::Seconds(10);
+  // Largest request metadata (headers) accepted.
+  int max_metadata_bytes = 16 << 10;
 
   // InvalidArgument naming the setting (by its flag) and the allowed range.
   absl::Status Validate() const;

@@ -10,6 +10,18 @@ ABSL_FLAG(std::string, listen_address, "0.0.0.0", "Address to listen on");
 ABSL_FLAG(int, port, 50051, "gRPC port (0 = pick a free one)");
 ABSL_FLAG(int, metrics_port, 9464,
           "Prometheus /metrics port (-1 = off; 9464, not Prometheus's own 9090)");
+ABSL_FLAG(std::string, metrics_listen_address, "", "Address /metrics listens on ('' = --listen_address)");
+ABSL_FLAG(int, metrics_threads, 8, "Threads serving /metrics (each open HTTP connection holds one)");
+ABSL_FLAG(absl::Duration, metrics_request_timeout, absl::Seconds(5),
+          "Longest a /metrics client may take to send its request");
+ABSL_FLAG(int, max_concurrent_streams, 256, "Most concurrent calls on one gRPC connection");
+ABSL_FLAG(absl::Duration, max_connection_age, absl::Minutes(10),
+          "gRPC connections are closed after this age, so clients re-resolve and spread to new replicas");
+ABSL_FLAG(absl::Duration, max_connection_age_grace, absl::Seconds(30),
+          "Time calls in flight get after a connection reaches its maximum age");
+ABSL_FLAG(absl::Duration, min_client_ping_interval, absl::Seconds(10),
+          "Clients' keepalive pings more often than this are refused (and then the connection)");
+ABSL_FLAG(int, max_metadata_bytes, 16 << 10, "Largest request metadata (headers) accepted");
 ABSL_FLAG(int64_t, max_batch_size, 32, "Most sequences per batch");
 ABSL_FLAG(int64_t, max_batch_tokens, 8192, "Most padded tokens (sequences x longest) per batch");
 ABSL_FLAG(absl::Duration, batch_timeout, absl::ZeroDuration(),
@@ -50,6 +62,14 @@ absl::StatusOr<ServerConfig> ServerConfigFromFlags(const model::EngineOptions& e
   config.listen_address = absl::GetFlag(FLAGS_listen_address);
   config.port = absl::GetFlag(FLAGS_port);
   config.metrics_port = absl::GetFlag(FLAGS_metrics_port);
+  config.metrics_listen_address = absl::GetFlag(FLAGS_metrics_listen_address);
+  config.metrics_threads = absl::GetFlag(FLAGS_metrics_threads);
+  config.metrics_request_timeout = absl::GetFlag(FLAGS_metrics_request_timeout);
+  config.max_concurrent_streams = absl::GetFlag(FLAGS_max_concurrent_streams);
+  config.max_connection_age = absl::GetFlag(FLAGS_max_connection_age);
+  config.max_connection_age_grace = absl::GetFlag(FLAGS_max_connection_age_grace);
+  config.min_client_ping_interval = absl::GetFlag(FLAGS_min_client_ping_interval);
+  config.max_metadata_bytes = absl::GetFlag(FLAGS_max_metadata_bytes);
   const int64_t max_batch_size = absl::GetFlag(FLAGS_max_batch_size);
   const int64_t max_queue_size = absl::GetFlag(FLAGS_max_queue_size);
   if (absl::Status s = AtLeast("max_batch_size", max_batch_size, 1); !s.ok()) return s;

@@ -37,6 +37,29 @@ absl::StatusOr<at::ScalarType> ScalarTypeFor(ComputeDType dtype, const c10::Devi
   return absl::InvalidArgumentError("unknown dtype");
 }
 
+// LibTorch appends a C++ backtrace to its messages.
+std::string FirstLine(const std::string& text) { return text.substr(0, text.find('\n')); }
+
+// Every weight of the word embeddings and of each layer's attention and
+// feed-forward projections is in the checkpoint, so together they cannot
+// outnumber the checkpoint's elements.
+absl::Status CheckConfigFitsCheckpoint(const DebertaConfig& config, const SafetensorsFile& checkpoint) {
+  int64_t checkpoint_elements = 0;
+  for (const std::string& name : checkpoint.Names()) {
+    if (auto view = checkpoint.Get(name); view.ok()) checkpoint_elements += view->NumElements();
+  }
+  const int64_t h = config.hidden_size, a = config.num_attention_heads * config.attention_head_size;
+  const int64_t per_layer = 4 * h * a + 2 * h * config.intermediate_size;
+  const int64_t needed = config.vocab_size * config.embedding_size + config.num_hidden_layers * per_layer;
+  if (needed > checkpoint_elements) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "config.json describes a model of at least ", needed, " weights (vocab_size ", config.vocab_size,
+        ", hidden_size ", h, ", ", config.num_hidden_layers, " layers) but the checkpoint holds ",
+        checkpoint_elements, ": config and checkpoint do not match"));
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::StatusOr<c10::Device> ParseDevice(const std::string& name) {
@@ -89,9 +112,19 @@ absl::StatusOr<LoadedNetwork> LoadNetwork(const EngineOptions& options) {
   }
   if (options.max_sequence_length > 0) max_length = options.max_sequence_length;
 
+  // The network is allocated from config.json's sizes, then filled from the
+  // checkpoint: sizes the checkpoint cannot hold are refused before that.
+  DEBERTA_RETURN_IF_ERROR(CheckConfigFitsCheckpoint(config, *checkpoint));
   NetworkParts parts = DetectNetworkParts(*checkpoint);
-  loaded.network = DebertaNetwork(config, parts);
-  DEBERTA_ASSIGN_OR_RETURN(LoadReport report, LoadWeights(*checkpoint, *loaded.network));
+  LoadReport report;
+  try {
+    loaded.network = DebertaNetwork(config, parts);
+    DEBERTA_ASSIGN_OR_RETURN(report, LoadWeights(*checkpoint, *loaded.network));
+  } catch (const std::bad_alloc&) {
+    return absl::ResourceExhaustedError("not enough memory to build the model of config.json");
+  } catch (const std::exception& e) {
+    return absl::InvalidArgumentError(absl::StrCat("building the model of config.json: ", FirstLine(e.what())));
+  }
   loaded.unused_keys = report.unused_keys;
   if (!report.unused_keys.empty()) {
     // Often harmless (buffers such as position_ids, heads this server does

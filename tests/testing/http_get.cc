@@ -18,6 +18,9 @@ absl::StatusOr<std::string> HttpGet(int port, const std::string& path) {
   address.sin_family = AF_INET;
   address.sin_port = htons(static_cast<uint16_t>(port));
   address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  // A server that never answers fails the call after 20 s instead of hanging the test.
+  timeval timeout{/*tv_sec=*/20, /*tv_usec=*/0};
+  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof(timeout));
   if (connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) != 0) {
     close(fd);
     return absl::UnavailableError(absl::StrCat("cannot connect to 127.0.0.1:", port));
