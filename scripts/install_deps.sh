@@ -11,7 +11,7 @@ build_packages=(
   build-essential cmake ninja-build ccache lld pkg-config git
   libtorch-dev libopenblas0-openmp
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev grpc-proto
-  libabsl-dev prometheus-cpp-dev nlohmann-json3-dev
+  libabsl-dev prometheus-cpp-dev nlohmann-json3-dev libsentencepiece-dev libicu-dev
   libgtest-dev libgmock-dev libbenchmark-dev
 )
 # What the integration tests drive: a real Prometheus and promtool, podman
@@ -22,7 +22,7 @@ test_packages=(
 )
 runtime_packages=(
   libtorch1.13 libopenblas0-openmp libgrpc++1.51 libprotobuf32 libabsl20220623
-  libprometheus-cpp-pull1.0 libprometheus-cpp-core1.0 ca-certificates
+  libprometheus-cpp-pull1.0 libprometheus-cpp-core1.0 libsentencepiece0 libicu72 ca-certificates
 )
 
 case "${1:-}" in

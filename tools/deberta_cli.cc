@@ -13,6 +13,7 @@
 #include "model/runtime.h"
 #include "model/engine_flags.h"
 #include "tools/offline_commands.h"
+#include "tools/tokenize_command.h"
 #ifdef DEBERTA_WITH_SERVICE
 #include "tools/client_commands.h"
 #include "tools/engine_bench.h"
@@ -47,6 +48,7 @@ int main(int argc, char** argv) {
       "deberta-cli COMMAND [flags]\n"
       "  run                offline: run a golden-format batch and write its tensors\n"
       "  make-random-model  write a random-weight checkpoint of a real size (benchmarks)\n"
+      "  tokenize           offline: the checkpoint's tokenizer over JSON lines (--model DIR --jsonl)\n"
 #ifdef DEBERTA_WITH_SERVICE
       "  classify           send sequences to a server for classification\n"
       "  fill-mask          send sequences with mask tokens to a server\n"
@@ -75,6 +77,14 @@ int main(int argc, char** argv) {
     return deberta::tools::RunCommand(*options);
   }
   if (command == "make-random-model") return deberta::tools::MakeRandomModelCommand();
+  if (command == "tokenize") {
+    auto options = EngineOptionsFromFlags();
+    if (!options.ok()) {
+      std::cerr << "deberta-cli tokenize: " << options.status().message() << "\n";
+      return 2;
+    }
+    return deberta::tools::TokenizeCommand(options->model);
+  }
 #ifdef DEBERTA_WITH_SERVICE
   if (command == "classify") return deberta::tools::ClassifyCommand();
   if (command == "fill-mask") return deberta::tools::FillMaskCommand();
@@ -83,10 +93,10 @@ int main(int argc, char** argv) {
   if (command == "bench") return deberta::tools::BenchCommand();
   if (command == "engine-bench") return WithEngine(command, deberta::tools::EngineBenchCommand);
   std::cerr << "deberta-cli: unknown command '" << command
-            << "' (run, make-random-model, classify, fill-mask, info, health, bench, engine-bench)\n";
+            << "' (run, make-random-model, tokenize, classify, fill-mask, info, health, bench, engine-bench)\n";
 #else
   std::cerr << "deberta-cli: unknown command '" << command
-            << "' (this build has only run and make-random-model; build with DEBERTA_WITH_SERVICE=ON for "
+            << "' (this build has only run, make-random-model and tokenize; build with DEBERTA_WITH_SERVICE=ON for "
                "client commands)\n";
 #endif
   return 2;
