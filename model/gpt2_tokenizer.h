@@ -23,6 +23,9 @@ class Gpt2Tokenizer final : public Tokenizer {
 
   absl::StatusOr<std::vector<Token>> Tokenize(absl::string_view text) const override;
   absl::StatusOr<std::string> Decode(absl::Span<const int32_t> ids) const override;
+  std::string Piece(int32_t id) const override {
+    return id >= 0 && id < vocab_size() ? symbols_[id] : std::string();
+  }
   int32_t vocab_size() const override { return static_cast<int32_t>(symbols_.size()); }
   const char* kind() const override { return "gpt2"; }
 

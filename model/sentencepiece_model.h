@@ -28,6 +28,7 @@ class SentencePieceModel {
   virtual std::string Decode(const std::vector<int>& ids, std::string* text) const = 0;
   virtual int PieceSize() const = 0;
   virtual int PieceToId(const std::string& piece) const = 0;  // The unknown id when absent.
+  virtual std::string IdToPiece(int id) const = 0;            // REQUIRES: 0 <= id < PieceSize().
   virtual int unk_id() const = 0;
 };
 

@@ -30,6 +30,7 @@ class SentencePieceModelImpl final : public SentencePieceModel {
   int PieceSize() const override { return processor_.GetPieceSize(); }
   int PieceToId(const std::string& piece) const override { return processor_.PieceToId(piece); }
   int unk_id() const override { return processor_.unk_id(); }
+  std::string IdToPiece(int id) const override { return processor_.IdToPiece(id); }
 
  private:
   sentencepiece::SentencePieceProcessor processor_;

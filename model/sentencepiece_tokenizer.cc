@@ -36,6 +36,11 @@ absl::StatusOr<std::vector<Token>> SentencePieceTokenizer::Tokenize(absl::string
   return tokens;
 }
 
+std::string SentencePieceTokenizer::Piece(int32_t id) const {
+  if (id == special_tokens_.mask) return "[MASK]";
+  return id >= 0 && id < model_->PieceSize() ? model_->IdToPiece(id) : std::string();
+}
+
 absl::StatusOr<std::string> SentencePieceTokenizer::Decode(absl::Span<const int32_t> ids) const {
   const SpecialTokens& special = special_tokens_;
   std::vector<int> content;

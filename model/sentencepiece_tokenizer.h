@@ -17,6 +17,7 @@ class SentencePieceTokenizer final : public Tokenizer {
 
   absl::StatusOr<std::vector<Token>> Tokenize(absl::string_view text) const override;
   absl::StatusOr<std::string> Decode(absl::Span<const int32_t> ids) const override;
+  std::string Piece(int32_t id) const override;
   int32_t vocab_size() const override { return model_->PieceSize() + 1; }
   const char* kind() const override { return "spm"; }
 

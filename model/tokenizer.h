@@ -38,6 +38,9 @@ class Tokenizer {
   // outside the vocabulary.
   virtual absl::StatusOr<std::string> Decode(absl::Span<const int32_t> ids) const = 0;
 
+  // The piece of one id ("[MASK]" for the mask id); "" outside the vocabulary.
+  virtual std::string Piece(int32_t id) const = 0;
+
   // Number of ids the tokenizer can produce, [MASK] included.
   virtual int32_t vocab_size() const = 0;
   // "spm" or "gpt2".

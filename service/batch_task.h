@@ -25,6 +25,10 @@ struct BatchTask {
   Endpoint endpoint = Endpoint::kClassify;
   // The sequence, already validated; for fill-mask also positions and top_k.
   model::MaskedSequence input;
+  // Built from text that was truncated to fit (reported in the answer).
+  bool truncated = false;
+  // Built from text (the answer then also carries text).
+  bool from_text = false;
   // Dropped with DeadlineExceeded, before compute, if still queued then.
   absl::Time deadline = absl::InfiniteFuture();
   // Set to true once the client has gone away (by the call, from gRPC's

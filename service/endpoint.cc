@@ -10,6 +10,8 @@ const char* EndpointName(Endpoint endpoint) {
     case Endpoint::kClassify: return "classify";
     case Endpoint::kFillMask: return "fill_mask";
     case Endpoint::kGetModelInfo: return "get_model_info";
+    case Endpoint::kTokenize: return "tokenize";
+    case Endpoint::kDetokenize: return "detokenize";
   }
   return "unknown";
 }

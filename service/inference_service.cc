@@ -1,9 +1,12 @@
 // gRPC handlers: build tasks, schedule them, answer after the last one.
 #include "service/inference_service.h"
 
+#include <optional>
+
 #include "service/incremental_barrier.h"
 #include "service/inference_call.h"
 #include "service/response_writer.h"
+#include "service/status_util.h"
 
 namespace deberta::service {
 
@@ -114,8 +117,11 @@ grpc::ServerUnaryReactor* InferenceServiceImpl::Classify(grpc::CallbackServerCon
   absl::StatusOr<ClassifyTasks> built = BuildClassifyTasks(*request, info_, requests_);
   if (!built.ok()) return Reject(call, built.status());
   std::vector<std::function<void(TaskResult)>> write;
-  for (size_t i = 0; i < built->tasks.size(); ++i) {
-    write.push_back([this, slot = response->add_results(), top_k = built->top_k](TaskResult result) {
+  for (const auto& task : built->tasks) {
+    pb::Classification* slot = response->add_results();
+    slot->set_num_tokens(static_cast<int32_t>(task->length()));
+    slot->set_truncated(task->truncated);
+    write.push_back([this, slot, top_k = built->top_k](TaskResult result) {
       WriteClassification(result.classify, top_k, info_.labels, slot);
     });
   }
@@ -134,9 +140,13 @@ grpc::ServerUnaryReactor* InferenceServiceImpl::FillMask(grpc::CallbackServerCon
       BuildFillMaskTasks(*request, info_, requests_);
   if (!tasks.ok()) return Reject(call, tasks.status());
   std::vector<std::function<void(TaskResult)>> write;
-  for (size_t i = 0; i < tasks->size(); ++i) {
-    write.push_back([slot = response->add_results()](TaskResult result) {
-      WriteFillMaskResult(result.fill_mask, slot);
+  for (const auto& task : *tasks) {
+    pb::FillMaskResult* slot = response->add_results();
+    slot->set_num_tokens(static_cast<int32_t>(task->length()));
+    std::optional<std::vector<int32_t>> text_ids;
+    if (task->from_text) text_ids = task->input.sequence.token_ids;
+    write.push_back([this, slot, text_ids = std::move(text_ids)](TaskResult result) {
+      WriteFillMaskResult(result.fill_mask, requests_.tokenizer, text_ids ? &*text_ids : nullptr, slot);
     });
   }
   Submit(call, Endpoint::kFillMask, context, *std::move(tasks), std::move(write));
@@ -165,10 +175,59 @@ grpc::ServerUnaryReactor* InferenceServiceImpl::GetModelInfo(grpc::CallbackServe
   response->set_server_version(options_.server_version);
   response->set_has_classifier(info_.has_classifier);
   response->set_has_fill_mask(info_.has_mlm_head);
-  if (metrics_) metrics_->RecordRequest(Endpoint::kGetModelInfo, absl::StatusCode::kOk, absl::Now() - start);
+  response->set_tokenizer(requests_.tokenizer != nullptr ? requests_.tokenizer->kind() : "");
+  return AnswerNow(context, Endpoint::kGetModelInfo, start, absl::OkStatus());
+}
+
+grpc::ServerUnaryReactor* InferenceServiceImpl::AnswerNow(grpc::CallbackServerContext* context,
+                                                          Endpoint endpoint, absl::Time start,
+                                                          const absl::Status& status) {
+  if (metrics_) metrics_->RecordRequest(endpoint, status.code(), absl::Now() - start);
   auto* reactor = context->DefaultReactor();
-  reactor->Finish(grpc::Status::OK);
+  reactor->Finish(ToGrpcStatus(status));
   return reactor;
+}
+
+grpc::ServerUnaryReactor* InferenceServiceImpl::Tokenize(grpc::CallbackServerContext* context,
+                                                         const pb::TokenizeRequest* request,
+                                                         pb::TokenizeResponse* response) {
+  const absl::Time start = absl::Now();
+  const model::Tokenizer* tokenizer = requests_.tokenizer;
+  if (tokenizer == nullptr) {
+    return AnswerNow(context, Endpoint::kTokenize, start,
+                     absl::FailedPreconditionError("the served checkpoint has no tokenizer files"));
+  }
+  absl::StatusOr<TextLimits> limits =
+      ResolveTextLimits(request->truncation(), request->max_length(), info_, requests_);
+  if (!limits.ok()) return AnswerNow(context, Endpoint::kTokenize, start, limits.status());
+  std::optional<absl::string_view> pair;
+  if (request->has_text_pair()) pair = request->text_pair();
+  absl::StatusOr<model::EncodedText> encoded =
+      model::EncodeText(*tokenizer, request->text(), pair, limits->max_length, limits->truncation);
+  if (!encoded.ok()) return AnswerNow(context, Endpoint::kTokenize, start, encoded.status());
+  for (int32_t id : encoded->input_ids) {
+    response->add_token_ids(id);
+    const model::SpecialTokens& special = tokenizer->special_tokens();
+    response->add_pieces(id == special.cls ? "[CLS]" : id == special.sep ? "[SEP]" : tokenizer->Piece(id));
+  }
+  for (int32_t type : encoded->token_type_ids) response->add_token_type_ids(type);
+  response->set_truncated(encoded->truncated);
+  response->set_full_length(static_cast<int32_t>(encoded->full_length));
+  return AnswerNow(context, Endpoint::kTokenize, start, absl::OkStatus());
+}
+
+grpc::ServerUnaryReactor* InferenceServiceImpl::Detokenize(grpc::CallbackServerContext* context,
+                                                           const pb::DetokenizeRequest* request,
+                                                           pb::DetokenizeResponse* response) {
+  const absl::Time start = absl::Now();
+  if (requests_.tokenizer == nullptr) {
+    return AnswerNow(context, Endpoint::kDetokenize, start,
+                     absl::FailedPreconditionError("the served checkpoint has no tokenizer files"));
+  }
+  const std::vector<int32_t> ids(request->token_ids().begin(), request->token_ids().end());
+  absl::StatusOr<std::string> text = requests_.tokenizer->Decode(ids);
+  if (text.ok()) response->set_text(*text);
+  return AnswerNow(context, Endpoint::kDetokenize, start, text.status());
 }
 
 }  // namespace deberta::service

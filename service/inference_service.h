@@ -28,8 +28,8 @@ class InferenceCall;
 class InferenceServiceImpl final : public serving::v1::InferenceService::CallbackService {
  public:
   struct Options {
-    // Limits and truncation of requests (its mask_token_id is ignored:
-    // special_tokens.mask is used).
+    // Limits, truncation and the tokenizer of requests (its mask_token_id
+    // is ignored: special_tokens.mask is used).
     RequestOptions requests;
     // Reported by GetModelInfo; `mask` is what fill-mask predicts when a
     // sequence names no positions.
@@ -55,6 +55,12 @@ class InferenceServiceImpl final : public serving::v1::InferenceService::Callbac
   grpc::ServerUnaryReactor* GetModelInfo(grpc::CallbackServerContext* context,
                                          const serving::v1::GetModelInfoRequest* request,
                                          serving::v1::ModelInfo* response) override;
+  grpc::ServerUnaryReactor* Tokenize(grpc::CallbackServerContext* context,
+                                     const serving::v1::TokenizeRequest* request,
+                                     serving::v1::TokenizeResponse* response) override;
+  grpc::ServerUnaryReactor* Detokenize(grpc::CallbackServerContext* context,
+                                       const serving::v1::DetokenizeRequest* request,
+                                       serving::v1::DetokenizeResponse* response) override;
 
  private:
 
@@ -67,6 +73,10 @@ class InferenceServiceImpl final : public serving::v1::InferenceService::Callbac
   InferenceCall* StartCall(Endpoint endpoint, grpc::CallbackServerContext* context, bool* accepted);
   // Answers a request that failed its checks; returns the call.
   InferenceCall* Reject(InferenceCall* call, const absl::Status& invalid);
+  // Answers an RPC that needs no batcher (model info, tokenization) with
+  // `status`, recording it.
+  grpc::ServerUnaryReactor* AnswerNow(grpc::CallbackServerContext* context, Endpoint endpoint,
+                                      absl::Time start, const absl::Status& status);
   // Schedules `tasks`, each of which writes its result with `write`; the
   // call is answered after the last task, or at once if scheduling fails.
   void Submit(InferenceCall* call, Endpoint endpoint, grpc::CallbackServerContext* context,

@@ -8,6 +8,7 @@
 
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
+#include "model/demo_model.h"
 #include "model/engine_factory.h"
 #include "model/runtime.h"
 #include "model/engine_flags.h"
@@ -39,13 +40,26 @@ int main(int argc, char** argv) {
 
   auto engine_options = deberta::model::EngineOptionsFromFlags();
   if (!engine_options.ok()) return Fail(engine_options.status());
-  auto config = deberta::service::ServerConfigFromFlags(*engine_options);
+  // The checkpoint's own tokenizer, when its folder has one: text requests.
+  std::unique_ptr<deberta::model::Tokenizer> tokenizer;
+  if (engine_options->model != deberta::model::kDemoModelName) {
+    auto loaded = deberta::model::LoadTokenizer(engine_options->model);
+    if (loaded.ok()) {
+      tokenizer = *std::move(loaded);
+    } else if (absl::IsFailedPrecondition(loaded.status())) {
+      LOG(WARNING) << loaded.status().message() << "; only token ids will be accepted";
+    } else {
+      return Fail(loaded.status());
+    }
+  }
+  auto config = deberta::service::ServerConfigFromFlags(*engine_options, tokenizer.get());
   if (!config.ok()) return Fail(config.status());
   LOG(INFO) << "deberta-server " << DEBERTA_SERVE_VERSION << ": model=" << engine_options->model
             << " device=" << engine_options->device
             << " dtype=" << deberta::model::ComputeDTypeName(engine_options->dtype)
             << " threads=" << deberta::model::ResolveThreadCount(engine_options->num_threads)
-            << " emd=" << deberta::model::EmdModeName(engine_options->emd) << " " << config->Describe();
+            << " emd=" << deberta::model::EmdModeName(engine_options->emd)
+            << " tokenizer=" << (tokenizer ? tokenizer->kind() : "none") << " " << config->Describe();
 
   // The main thread only loads the model; batches run on the batcher's
   // thread, which gets the intra-op threads (see ConfigureRuntime).
@@ -53,7 +67,8 @@ int main(int argc, char** argv) {
   auto engine = deberta::model::CreateTorchEngine(*engine_options);
   if (!engine.ok()) return Fail(engine.status());
   const deberta::model::ModelInfo info = (*engine)->info();
-  deberta::service::Server server(*config, *std::move(engine), std::make_shared<prometheus::Registry>());
+  deberta::service::Server server(*config, *std::move(engine), std::make_shared<prometheus::Registry>(),
+                                  std::move(tokenizer));
   if (absl::Status s = server.Start(); !s.ok()) return Fail(s);
   // Standard output carries three lines for scripts and supervisors (the
   // bound ports, the signal, the end); everything else is logged to stderr.

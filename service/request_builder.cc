@@ -2,6 +2,7 @@
 #include "service/request_builder.h"
 
 #include <algorithm>
+#include <optional>
 
 #include "absl/strings/str_cat.h"
 
@@ -22,6 +23,35 @@ absl::Status CheckSequenceCount(int count, const RequestOptions& options) {
 // "sequence i: <message>", keeping the code.
 absl::Status ForSequence(int index, const absl::Status& status) {
   return absl::Status(status.code(), absl::StrCat("sequence ", index, ": ", status.message()));
+}
+
+bool IsText(const pb::Sequence& in) { return !in.text().empty() || in.has_text_pair(); }
+
+absl::Status CheckTextInput(const pb::Sequence& in, const RequestOptions& options) {
+  if (options.tokenizer == nullptr) {
+    return absl::FailedPreconditionError(
+        "the served checkpoint has no tokenizer files (spm.model, or vocab.json and merges.txt): send token_ids");
+  }
+  if (in.token_ids_size() > 0 || in.token_type_ids_size() > 0) {
+    return absl::InvalidArgumentError("give token_ids or text, not both");
+  }
+  return absl::OkStatus();
+}
+
+// Tokenizes a text sequence (and its pair) within `limits`.
+absl::StatusOr<model::Sequence> EncodeSequence(const pb::Sequence& in, const TextLimits& limits,
+                                               const RequestOptions& options, bool* truncated) {
+  if (absl::Status s = CheckTextInput(in, options); !s.ok()) return s;
+  std::optional<absl::string_view> pair;
+  if (in.has_text_pair()) pair = in.text_pair();
+  absl::StatusOr<model::EncodedText> encoded =
+      model::EncodeText(*options.tokenizer, in.text(), pair, limits.max_length, limits.truncation);
+  if (!encoded.ok()) return encoded.status();
+  *truncated = encoded->truncated;
+  model::Sequence out;
+  out.token_ids = std::move(encoded->input_ids);
+  out.token_type_ids = std::move(encoded->token_type_ids);
+  return out;
 }
 
 // Copies one request sequence, truncating it when allowed, and validates it.
@@ -46,6 +76,25 @@ absl::StatusOr<model::Sequence> PrepareSequence(const pb::Sequence& in, const mo
 
 }  // namespace
 
+absl::StatusOr<TextLimits> ResolveTextLimits(pb::Truncation truncation, int64_t max_length,
+                                             const model::ModelInfo& info, const RequestOptions& options) {
+  TextLimits limits;
+  switch (truncation) {
+    case pb::TRUNCATION_NONE: limits.truncation = model::Truncation::kNone; break;
+    case pb::TRUNCATION_LONGEST_FIRST: limits.truncation = model::Truncation::kLongestFirst; break;
+    case pb::TRUNCATION_ONLY_FIRST: limits.truncation = model::Truncation::kOnlyFirst; break;
+    case pb::TRUNCATION_ONLY_SECOND: limits.truncation = model::Truncation::kOnlySecond; break;
+    default:
+      limits.truncation = options.truncate ? model::Truncation::kLongestFirst : model::Truncation::kNone;
+  }
+  limits.max_length = max_length == 0 ? info.max_sequence_length : max_length;
+  if (limits.max_length < 3 || limits.max_length > info.max_sequence_length) {
+    return absl::InvalidArgumentError(absl::StrCat("max_length is ", max_length, "; it must be 0 or in [3, ",
+                                                   info.max_sequence_length, "]"));
+  }
+  return limits;
+}
+
 absl::StatusOr<ClassifyTasks> BuildClassifyTasks(const pb::ClassifyRequest& request,
                                                  const model::ModelInfo& info,
                                                  const RequestOptions& options) {
@@ -63,9 +112,21 @@ absl::StatusOr<ClassifyTasks> BuildClassifyTasks(const pb::ClassifyRequest& requ
   out.top_k = request.top_k() == 0 ? labels : request.top_k();
   out.tasks.reserve(n);
   for (int i = 0; i < n; ++i) {
-    absl::StatusOr<model::Sequence> sequence = PrepareSequence(request.sequences(i), info, options);
-    if (!sequence.ok()) return ForSequence(i, sequence.status());
     auto task = std::make_unique<BatchTask>();
+    const pb::Sequence& in = request.sequences(i);
+    absl::StatusOr<model::Sequence> sequence;
+    if (IsText(in)) {
+      absl::StatusOr<TextLimits> limits = ResolveTextLimits(request.truncation(), request.max_length(), info, options);
+      if (!limits.ok()) return limits.status();
+      sequence = EncodeSequence(in, *limits, options, &task->truncated);
+      task->from_text = true;
+      if (sequence.ok()) {
+        if (absl::Status s = model::ValidateSequence(info, *sequence); !s.ok()) sequence = s;
+      }
+    } else {
+      sequence = PrepareSequence(in, info, options);
+    }
+    if (!sequence.ok()) return ForSequence(i, sequence.status());
     task->endpoint = Endpoint::kClassify;
     task->input.sequence = *std::move(sequence);
     out.tasks.push_back(std::move(task));
@@ -92,23 +153,41 @@ absl::StatusOr<std::vector<std::unique_ptr<BatchTask>>> BuildFillMaskTasks(
   tasks.reserve(n);
   for (int i = 0; i < n; ++i) {
     const pb::FillMaskSequence& in = request.sequences(i);
-    absl::StatusOr<model::Sequence> sequence = PrepareSequence(in.sequence(), info, options);
-    if (!sequence.ok()) return ForSequence(i, sequence.status());
     auto task = std::make_unique<BatchTask>();
     task->endpoint = Endpoint::kFillMask;
-    task->input.sequence = *std::move(sequence);
     task->input.top_k = top_k;
     std::vector<int32_t>& positions = task->input.positions;
-    if (in.positions_size() > 0) {
-      positions.assign(in.positions().begin(), in.positions().end());
-    } else {
-      const std::vector<int32_t>& ids = task->input.sequence.token_ids;
-      for (size_t t = 0; t < ids.size(); ++t) {
-        if (ids[t] == options.mask_token_id) positions.push_back(static_cast<int32_t>(t));
+    if (IsText(in.sequence())) {
+      // "[MASK]" written in the text marks the positions.
+      if (absl::Status s = CheckTextInput(in.sequence(), options); !s.ok()) return ForSequence(i, s);
+      if (in.sequence().has_text_pair() || in.positions_size() > 0) {
+        return ForSequence(i, absl::InvalidArgumentError(
+                                  "fill-mask text takes no text_pair and no positions: write [MASK] in the text"));
       }
+      absl::StatusOr<std::vector<int32_t>> ids =
+          model::EncodeMaskedText(*options.tokenizer, in.sequence().text(), &positions);
+      if (!ids.ok()) return ForSequence(i, ids.status());
       if (positions.empty()) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "sequence ", i, ": no mask token (id ", options.mask_token_id, ") and no positions given"));
+        return ForSequence(i, absl::InvalidArgumentError("the text has no [MASK] to fill"));
+      }
+      task->input.sequence.token_ids = *std::move(ids);
+      task->from_text = true;
+      if (absl::Status s = model::ValidateSequence(info, task->input.sequence); !s.ok()) return ForSequence(i, s);
+    } else {
+      absl::StatusOr<model::Sequence> sequence = PrepareSequence(in.sequence(), info, options);
+      if (!sequence.ok()) return ForSequence(i, sequence.status());
+      task->input.sequence = *std::move(sequence);
+      if (in.positions_size() > 0) {
+        positions.assign(in.positions().begin(), in.positions().end());
+      } else {
+        const std::vector<int32_t>& ids = task->input.sequence.token_ids;
+        for (size_t t = 0; t < ids.size(); ++t) {
+          if (ids[t] == options.mask_token_id) positions.push_back(static_cast<int32_t>(t));
+        }
+        if (positions.empty()) {
+          return absl::InvalidArgumentError(absl::StrCat(
+              "sequence ", i, ": no mask token (id ", options.mask_token_id, ") and no positions given"));
+        }
       }
     }
     std::sort(positions.begin(), positions.end());

@@ -13,6 +13,8 @@
 #include "absl/status/statusor.h"
 #include "deberta/serving/v1/inference.pb.h"
 #include "model/engine.h"
+#include "model/text_encoding.h"
+#include "model/tokenizer.h"
 #include "service/batch_task.h"
 
 namespace deberta::service {
@@ -21,8 +23,12 @@ struct RequestOptions {
   // Most sequences in one request; more is InvalidArgument. REQUIRES: >= 1.
   int max_sequences_per_request = 64;
   // Sequences longer than the model's limit: rejected (false), or cut to
-  // the first max-1 tokens plus the last one, so [SEP] stays (true).
+  // the first max-1 tokens plus the last one, so [SEP] stays (true). For
+  // text, the default truncation: longest_first (true) or none (false).
   bool truncate = false;
+  // The checkpoint's tokenizer, or null: text inputs are then
+  // FailedPrecondition. Not owned; outlives every call.
+  const model::Tokenizer* tokenizer = nullptr;
   // Fill-mask predicts the positions of this id when a sequence names no
   // positions; -1 when the model's mask id is unknown. (The service sets it
   // from its special tokens.)
@@ -45,8 +51,9 @@ struct ClassifyTasks {
   int top_k = 0;  // Labels listed per result: the request's top_k, or all.
 };
 
-// FailedPrecondition if the model has no classifier; InvalidArgument naming
-// the sequence and the problem for bad input. Tasks have endpoint and
+// FailedPrecondition if the model has no classifier (or a sequence is text
+// and there is no tokenizer); InvalidArgument naming the sequence and the
+// problem for bad input. Text sequences are tokenized here. Tasks have endpoint and
 // input set; deadline, cancellation and `done` are the caller's.
 absl::StatusOr<ClassifyTasks> BuildClassifyTasks(const serving::v1::ClassifyRequest& request,
                                                  const model::ModelInfo& info,
@@ -55,10 +62,21 @@ absl::StatusOr<ClassifyTasks> BuildClassifyTasks(const serving::v1::ClassifyRequ
 // FailedPrecondition if the model has no MLM head; InvalidArgument for bad
 // input, and for a request over max_fill_mask_logits or
 // max_fill_mask_candidates (naming the limit: it is not retryable as it is).
-// Positions are the request's, or else every mask token, sorted.
+// Positions are the request's, or else every mask token, sorted; for text,
+// the places of "[MASK]" in it (and positions must be empty).
 absl::StatusOr<std::vector<std::unique_ptr<BatchTask>>> BuildFillMaskTasks(
     const serving::v1::FillMaskRequest& request, const model::ModelInfo& info,
     const RequestOptions& options);
+
+// The tokenization a request asks for: its truncation (the default from
+// `options`), and max_length (0: the model's maximum). InvalidArgument for
+// a max_length over the model's maximum or below what special tokens need.
+struct TextLimits {
+  model::Truncation truncation = model::Truncation::kNone;
+  int64_t max_length = 0;
+};
+absl::StatusOr<TextLimits> ResolveTextLimits(serving::v1::Truncation truncation, int64_t max_length,
+                                             const model::ModelInfo& info, const RequestOptions& options);
 
 }  // namespace deberta::service
 

@@ -30,7 +30,10 @@ void WriteClassification(const model::ClassifyOutput& output, int top_k,
   }
 }
 
-void WriteFillMaskResult(const model::FillMaskOutput& output, pb::FillMaskResult* out) {
+void WriteFillMaskResult(const model::FillMaskOutput& output, const model::Tokenizer* tokenizer,
+                         const std::vector<int32_t>* text_input_ids, pb::FillMaskResult* out) {
+  std::vector<int32_t> filled;
+  if (text_input_ids != nullptr) filled = *text_input_ids;
   for (const model::MaskPrediction& p : output.predictions) {
     pb::MaskPrediction* prediction = out->add_predictions();
     prediction->set_position(p.position);
@@ -38,6 +41,15 @@ void WriteFillMaskResult(const model::FillMaskOutput& output, pb::FillMaskResult
       pb::TokenCandidate* candidate = prediction->add_candidates();
       candidate->set_token_id(c.token_id);
       candidate->set_probability(c.probability);
+      if (tokenizer == nullptr) continue;
+      candidate->set_token(tokenizer->Piece(c.token_id));
+      if (text_input_ids != nullptr && p.position >= 0 && p.position < static_cast<int32_t>(filled.size())) {
+        const int32_t mask = filled[p.position];
+        filled[p.position] = c.token_id;
+        // Decode drops the other masks and the special tokens.
+        if (auto text = tokenizer->Decode(filled); text.ok()) candidate->set_sequence(*text);
+        filled[p.position] = mask;
+      }
     }
   }
 }

@@ -8,6 +8,7 @@
 
 #include "deberta/serving/v1/inference.pb.h"
 #include "model/engine.h"
+#include "model/tokenizer.h"
 
 namespace deberta::service {
 
@@ -16,8 +17,12 @@ namespace deberta::service {
 void WriteClassification(const model::ClassifyOutput& output, int top_k,
                          const std::vector<std::string>& labels, serving::v1::Classification* out);
 
-// One prediction per predicted position, candidates highest first.
-void WriteFillMaskResult(const model::FillMaskOutput& output, serving::v1::FillMaskResult* out);
+// One prediction per predicted position, candidates highest first. With a
+// tokenizer, each candidate also carries its piece; with `text_input_ids`
+// (the input, when it was built from text) also the text with the
+// candidate in place of its mask.
+void WriteFillMaskResult(const model::FillMaskOutput& output, const model::Tokenizer* tokenizer,
+                         const std::vector<int32_t>* text_input_ids, serving::v1::FillMaskResult* out);
 
 }  // namespace deberta::service
 

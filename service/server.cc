@@ -23,8 +23,13 @@ int ToMillis(absl::Duration d) {
 }  // namespace
 
 Server::Server(ServerConfig config, std::unique_ptr<model::Engine> engine,
-               std::shared_ptr<prometheus::Registry> registry)
-    : config_(std::move(config)), engine_(std::move(engine)), metrics_(std::move(registry)) {}
+               std::shared_ptr<prometheus::Registry> registry, std::unique_ptr<model::Tokenizer> tokenizer)
+    : config_(std::move(config)),
+      engine_(std::move(engine)),
+      tokenizer_(std::move(tokenizer)),
+      metrics_(std::move(registry)) {
+  config_.service.requests.tokenizer = tokenizer_.get();
+}
 
 Server::~Server() { Shutdown(); }
 
@@ -37,6 +42,10 @@ int Server::metrics_port() const {
 absl::Status Server::Start() {
   if (absl::Status s = config_.Validate(); !s.ok()) return s;
   const model::ModelInfo& info = engine_->info();
+  if (tokenizer_ != nullptr && tokenizer_->vocab_size() > info.vocab_size) {
+    return absl::FailedPreconditionError(absl::StrCat("the tokenizer has ", tokenizer_->vocab_size(),
+                                                      " ids but the model's vocabulary only ", info.vocab_size));
+  }
   metrics_.SetBuildInfo({{"version", config_.service.server_version},
                          {"model", info.name},
                          {"device", info.device},

@@ -13,6 +13,7 @@
 #include "absl/status/status.h"
 #include "absl/time/time.h"
 #include "model/engine.h"
+#include "model/tokenizer.h"
 #include "service/batcher.h"
 #include "service/inference_service.h"
 #include "service/metrics.h"
@@ -25,9 +26,12 @@ namespace deberta::service {
 // thread, the destructor).
 class Server {
  public:
-  // Takes ownership of the engine. `registry` may be shared (tests).
+  // Takes ownership of the engine and of the checkpoint's tokenizer (null
+  // when it has none: only token ids are then accepted). `registry` may be
+  // shared (tests).
   Server(ServerConfig config, std::unique_ptr<model::Engine> engine,
-         std::shared_ptr<prometheus::Registry> registry);
+         std::shared_ptr<prometheus::Registry> registry,
+         std::unique_ptr<model::Tokenizer> tokenizer = nullptr);
   ~Server();
 
   // Binds the ports, starts the batcher (whose executor thread initializes
@@ -46,6 +50,7 @@ class Server {
  private:
   ServerConfig config_;
   std::unique_ptr<model::Engine> engine_;
+  std::unique_ptr<model::Tokenizer> tokenizer_;
   ServiceMetrics metrics_;
   std::unique_ptr<Batcher> batcher_;
   std::unique_ptr<InferenceServiceImpl> service_;

@@ -57,7 +57,8 @@ absl::Status AtLeast(absl::string_view flag, int64_t value, int64_t minimum) {
 
 }  // namespace
 
-absl::StatusOr<ServerConfig> ServerConfigFromFlags(const model::EngineOptions& engine) {
+absl::StatusOr<ServerConfig> ServerConfigFromFlags(const model::EngineOptions& engine,
+                                                   const model::Tokenizer* tokenizer) {
   ServerConfig config;
   config.listen_address = absl::GetFlag(FLAGS_listen_address);
   config.port = absl::GetFlag(FLAGS_port);
@@ -92,7 +93,9 @@ absl::StatusOr<ServerConfig> ServerConfigFromFlags(const model::EngineOptions& e
   config.service.requests.max_fill_mask_logits = absl::GetFlag(FLAGS_max_fill_mask_logits);
   config.service.requests.max_fill_mask_candidates = absl::GetFlag(FLAGS_max_fill_mask_candidates);
   config.service.server_version = DEBERTA_SERVE_VERSION;
-  if (engine.model == model::kDemoModelName) {
+  if (tokenizer != nullptr) {
+    config.service.special_tokens = tokenizer->special_tokens();
+  } else if (engine.model == model::kDemoModelName) {
     config.service.special_tokens = {model::kDemoPadId, model::kDemoClsId, model::kDemoSepId,
                                      model::kDemoUnkId, model::kDemoMaskId};
   } else {

@@ -30,8 +30,9 @@ struct TestServer {
 // replaced: gRPC on port 0 of 127.0.0.1). Metrics are served only when
 // config.metrics_port is 0; each Exposer takes seconds to destroy, so a
 // test binary should have at most one.
-absl::StatusOr<std::unique_ptr<TestServer>> StartTestServer(std::unique_ptr<model::Engine> engine,
-                                                            service::ServerConfig config);
+absl::StatusOr<std::unique_ptr<TestServer>> StartTestServer(
+    std::unique_ptr<model::Engine> engine, service::ServerConfig config,
+    std::unique_ptr<model::Tokenizer> tokenizer = nullptr);
 
 // A ClientContext with a deadline `seconds` from now.
 std::unique_ptr<grpc::ClientContext> ContextWithDeadline(double seconds = 30);

@@ -1,0 +1,213 @@
+// Text over gRPC with the checkpoint's own tokenizer: every golden
+// tokenizer case through the Tokenize and Detokenize RPCs, text requests
+// giving exactly the logits of the reference's ids, text pairs, truncation
+// and fill-mask text. The models are random (the demo's size, with a
+// vocabulary as large as each tokenizer's); the tokenizers are the vendored
+// golden ones (tests/golden_tokenizers).
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "model/demo_model.h"
+#include "model/engine_factory.h"
+#include "nlohmann/json.hpp"
+#include "tests/testing/test_server.h"
+
+namespace deberta::testing {
+namespace {
+
+namespace pb = serving::v1;
+using nlohmann::json;
+using ::testing::ElementsAreArray;
+using ::testing::HasSubstr;
+
+std::string TokenizerDir(const std::string& name) {
+  return std::string(DEBERTA_GOLDEN_TOKENIZERS_DIR) + "/" + name;
+}
+
+json Cases(const std::string& name) {
+  std::ifstream in(TokenizerDir(name) + "/cases.json");
+  std::stringstream text;
+  text << in.rdbuf();
+  return json::parse(text.str());
+}
+
+// A checkpoint folder: random demo-size weights with the vocabulary of the
+// golden tokenizer `name`, and that tokenizer's files.
+std::string MakeCheckpoint(const std::string& name) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::path(::testing::TempDir()) / ("text_server_" + name);
+  fs::create_directories(dir);
+  model::RandomModelShape shape = model::DemoModelShape();
+  shape.vocab = Cases(name)["vocab_size_with_mask"].get<int64_t>() + 7;
+  EXPECT_TRUE(model::WriteRandomCheckpoint(dir.string(), shape).ok());
+  for (const auto& entry : fs::directory_iterator(TokenizerDir(name))) {
+    if (entry.path().filename() != "cases.json") {
+      fs::copy_file(entry.path(), dir / entry.path().filename(), fs::copy_options::overwrite_existing);
+    }
+  }
+  return dir.string();
+}
+
+std::unique_ptr<TestServer> StartOn(const std::string& dir) {
+  model::EngineOptions options;
+  options.model = dir;
+  options.num_threads = 1;
+  auto engine = model::CreateTorchEngine(options);
+  EXPECT_TRUE(engine.ok()) << engine.status();
+  auto tokenizer = model::LoadTokenizer(dir);
+  EXPECT_TRUE(tokenizer.ok()) << tokenizer.status();
+  if (!engine.ok() || !tokenizer.ok()) return nullptr;
+  auto server = StartTestServer(*std::move(engine), service::ServerConfig(), *std::move(tokenizer));
+  EXPECT_TRUE(server.ok()) << server.status();
+  return server.ok() ? *std::move(server) : nullptr;
+}
+
+class TextServerTest : public ::testing::TestWithParam<std::string> {
+ protected:
+  void SetUp() override {
+    cases_ = Cases(GetParam());
+    server_ = StartOn(MakeCheckpoint(GetParam()));
+    ASSERT_NE(server_, nullptr);
+  }
+  pb::TokenizeResponse Tokenize(const pb::TokenizeRequest& request) {
+    pb::TokenizeResponse response;
+    auto context = ContextWithDeadline();
+    grpc::Status status = server_->stub->Tokenize(context.get(), request, &response);
+    EXPECT_TRUE(status.ok()) << status.error_message();
+    return response;
+  }
+  json cases_;
+  std::unique_ptr<TestServer> server_;
+};
+
+TEST_P(TextServerTest, EveryGoldenCaseThroughTokenizeAndDetokenize) {
+  for (const json& record : cases_["texts"]) {
+    pb::TokenizeRequest request;
+    request.set_text(record["text"].get<std::string>());
+    pb::TokenizeResponse response = Tokenize(request);
+    EXPECT_THAT(response.token_ids(), ElementsAreArray(record["input_ids"].get<std::vector<int32_t>>()))
+        << record["name"];
+    EXPECT_THAT(response.token_type_ids(), ::testing::Each(0));
+    pb::DetokenizeRequest detokenize;
+    for (int32_t id : record["ids"].get<std::vector<int32_t>>()) detokenize.add_token_ids(id);
+    pb::DetokenizeResponse text;
+    auto context = ContextWithDeadline();
+    ASSERT_TRUE(server_->stub->Detokenize(context.get(), detokenize, &text).ok());
+    EXPECT_EQ(text.text(), record["decoded"].get<std::string>()) << record["name"];
+  }
+  for (const json& record : cases_["pairs"]) {
+    pb::TokenizeRequest request;
+    request.set_text(record["text"].get<std::string>());
+    request.set_text_pair(record["text_pair"].get<std::string>());
+    pb::TokenizeResponse response = Tokenize(request);
+    EXPECT_THAT(response.token_ids(), ElementsAreArray(record["input_ids"].get<std::vector<int32_t>>()));
+    EXPECT_THAT(response.token_type_ids(), ElementsAreArray(record["token_type_ids"].get<std::vector<int32_t>>()));
+  }
+  for (const json& record : cases_["truncation"]) {
+    pb::TokenizeRequest request;
+    request.set_text(record["text"].get<std::string>());
+    if (!record["text_pair"].is_null()) request.set_text_pair(record["text_pair"].get<std::string>());
+    request.set_truncation(pb::TRUNCATION_LONGEST_FIRST);
+    request.set_max_length(record["max_length"].get<int32_t>());
+    pb::TokenizeResponse response = Tokenize(request);
+    EXPECT_THAT(response.token_ids(), ElementsAreArray(record["input_ids"].get<std::vector<int32_t>>()))
+        << record["name"];
+    EXPECT_THAT(response.token_type_ids(), ElementsAreArray(record["token_type_ids"].get<std::vector<int32_t>>()))
+        << record["name"];
+    int64_t full = 0, kept = 0;
+    for (const json& n : record["full_lengths"]) full += n.get<int64_t>();
+    for (const json& n : record["kept_lengths"]) kept += n.get<int64_t>();
+    EXPECT_EQ(response.truncated(), kept < full) << record["name"];
+  }
+}
+
+TEST_P(TextServerTest, TextGivesExactlyTheLogitsOfTheReferencesIds) {
+  pb::ClassifyRequest text, ids;
+  for (const json& record : cases_["pairs"]) {
+    pb::Sequence* s = text.add_sequences();
+    s->set_text(record["text"].get<std::string>());
+    s->set_text_pair(record["text_pair"].get<std::string>());
+    pb::Sequence* t = ids.add_sequences();
+    for (int32_t id : record["input_ids"].get<std::vector<int32_t>>()) t->add_token_ids(id);
+    for (int32_t type : record["token_type_ids"].get<std::vector<int32_t>>()) t->add_token_type_ids(type);
+    if (text.sequences_size() == 8) break;
+  }
+  pb::ClassifyResponse from_text, from_ids;
+  auto c1 = ContextWithDeadline(), c2 = ContextWithDeadline();
+  ASSERT_TRUE(server_->stub->Classify(c1.get(), text, &from_text).ok());
+  ASSERT_TRUE(server_->stub->Classify(c2.get(), ids, &from_ids).ok());
+  ASSERT_EQ(from_text.results_size(), from_ids.results_size());
+  for (int i = 0; i < from_text.results_size(); ++i) {
+    EXPECT_THAT(from_text.results(i).logits(), ElementsAreArray(from_ids.results(i).logits())) << i;
+    EXPECT_EQ(from_text.results(i).num_tokens(), ids.sequences(i).token_ids_size());
+    EXPECT_FALSE(from_text.results(i).truncated());
+  }
+}
+
+TEST_P(TextServerTest, FillMaskTextPredictsAtTheMasksAndFillsThemIn) {
+  for (const json& record : cases_["masked"]) {
+    const json& want = record["lstrip_split"];
+    pb::FillMaskRequest request;
+    request.add_sequences()->mutable_sequence()->set_text(record["text"].get<std::string>());
+    request.set_top_k(2);
+    pb::FillMaskResponse response;
+    auto context = ContextWithDeadline();
+    grpc::Status status = server_->stub->FillMask(context.get(), request, &response);
+    ASSERT_TRUE(status.ok()) << record["name"] << ": " << status.error_message();
+    const pb::FillMaskResult& result = response.results(0);
+    EXPECT_EQ(result.num_tokens(), static_cast<int32_t>(want["input_ids"].size()));
+    std::vector<int32_t> positions;
+    for (const auto& p : result.predictions()) {
+      positions.push_back(p.position());
+      for (const auto& c : p.candidates()) {
+        EXPECT_FALSE(c.token().empty());
+        EXPECT_FALSE(c.sequence().empty() && c.token_id() > 3) << record["name"];
+      }
+    }
+    EXPECT_THAT(positions, ElementsAreArray(want["mask_positions"].get<std::vector<int32_t>>())) << record["name"];
+  }
+}
+
+TEST_P(TextServerTest, TooLongTextWithoutTruncationNamesItsLength) {
+  std::string text;
+  for (int i = 0; i < 600; ++i) text += "word ";
+  pb::ClassifyRequest request;
+  request.add_sequences()->set_text(text);
+  pb::ClassifyResponse response;
+  auto context = ContextWithDeadline();
+  grpc::Status status = server_->stub->Classify(context.get(), request, &response);
+  EXPECT_EQ(status.error_code(), grpc::INVALID_ARGUMENT);
+  EXPECT_THAT(status.error_message(), HasSubstr("the limit is 512"));
+  request.set_truncation(pb::TRUNCATION_LONGEST_FIRST);
+  request.set_max_length(64);
+  auto again = ContextWithDeadline();
+  ASSERT_TRUE(server_->stub->Classify(again.get(), request, &response).ok());
+  EXPECT_EQ(response.results(0).num_tokens(), 64);
+  EXPECT_TRUE(response.results(0).truncated());
+}
+
+INSTANTIATE_TEST_SUITE_P(Golden, TextServerTest,
+                         ::testing::Values("gpt2_v1_like", "spm_multilingual", "spm_v3_like"));
+
+TEST(TextWithoutTokenizerTest, IsFailedPreconditionNamingTheFiles) {
+  model::EngineOptions options;
+  options.num_threads = 1;
+  auto engine = model::CreateTorchEngine(options);  // The demo model: no tokenizer files.
+  ASSERT_TRUE(engine.ok());
+  auto server = StartTestServer(*std::move(engine), service::ServerConfig());
+  ASSERT_TRUE(server.ok());
+  pb::ClassifyRequest request;
+  request.add_sequences()->set_text("hello");
+  pb::ClassifyResponse response;
+  auto context = ContextWithDeadline();
+  grpc::Status status = (*server)->stub->Classify(context.get(), request, &response);
+  EXPECT_EQ(status.error_code(), grpc::FAILED_PRECONDITION);
+  EXPECT_THAT(status.error_message(), HasSubstr("spm.model"));
+}
+
+}  // namespace
+}  // namespace deberta::testing
