@@ -63,6 +63,14 @@ std::string ServerConfig::Describe() const {
   const model::SpecialTokens& special = service.special_tokens;
   return absl::StrCat(
       "listen_address=", listen_address, " port=", port, " metrics_port=", metrics_port,
+      " metrics_listen_address=", metrics_listen_address.empty() ? listen_address : metrics_listen_address,
+      " metrics_threads=", metrics_threads,
+      " metrics_request_timeout=", absl::FormatDuration(metrics_request_timeout),
+      " max_concurrent_streams=", max_concurrent_streams,
+      " max_connection_age=", absl::FormatDuration(max_connection_age),
+      " max_connection_age_grace=", absl::FormatDuration(max_connection_age_grace),
+      " min_client_ping_interval=", absl::FormatDuration(min_client_ping_interval),
+      " max_metadata_bytes=", max_metadata_bytes,
       " max_batch_size=", batcher.max_batch_size, " max_batch_tokens=", batcher.max_batch_tokens,
       " batch_timeout=", absl::FormatDuration(batcher.batch_timeout),
       " max_queue_size=", batcher.max_enqueued_tasks,

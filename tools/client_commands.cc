@@ -14,6 +14,9 @@
 ABSL_FLAG(std::string, sequences, "", "client: token ids, space-separated, sequences split by ';'");
 ABSL_FLAG(int, top_k, 0, "client: labels (classify) or candidates (fill-mask) to return");
 ABSL_FLAG(std::string, health_service, "", "health: service name ('' = whole server)");
+ABSL_FLAG(std::string, text, "", "classify, fill-mask, tokenize: text instead of --sequences (fill-mask: with [MASK] in it)");
+ABSL_FLAG(std::string, text_pair, "", "classify, tokenize: second text of a pair ([CLS] text [SEP] text_pair [SEP])");
+ABSL_FLAG(int, max_length, 0, "classify, tokenize: truncate text to this many tokens (longest_first; 0: none)");
 
 namespace deberta::tools {
 namespace {
@@ -37,16 +40,34 @@ bool ParseSequences(std::vector<std::vector<int>>* out) {
   return !out->empty();
 }
 
+// --text (and --text_pair) as one sequence.
+bool HasText() { return !absl::GetFlag(FLAGS_text).empty() || !absl::GetFlag(FLAGS_text_pair).empty(); }
+
+void SetText(pb::Sequence* sequence) {
+  sequence->set_text(absl::GetFlag(FLAGS_text));
+  if (!absl::GetFlag(FLAGS_text_pair).empty()) sequence->set_text_pair(absl::GetFlag(FLAGS_text_pair));
+}
+
+pb::Truncation TruncationFromFlags() {
+  return absl::GetFlag(FLAGS_max_length) > 0 ? pb::TRUNCATION_LONGEST_FIRST : pb::TRUNCATION_UNSPECIFIED;
+}
+
 }  // namespace
 
 int ClassifyCommand() {
-  std::vector<std::vector<int>> sequences;
-  if (!ParseSequences(&sequences)) return 2;
   pb::ClassifyRequest request;
   request.set_request_id("cli");
   request.set_top_k(absl::GetFlag(FLAGS_top_k));
-  for (const auto& ids : sequences) {
-    *request.add_sequences()->mutable_token_ids() = {ids.begin(), ids.end()};
+  if (HasText()) {
+    SetText(request.add_sequences());
+    request.set_truncation(TruncationFromFlags());
+    request.set_max_length(absl::GetFlag(FLAGS_max_length));
+  } else {
+    std::vector<std::vector<int>> sequences;
+    if (!ParseSequences(&sequences)) return 2;
+    for (const auto& ids : sequences) {
+      *request.add_sequences()->mutable_token_ids() = {ids.begin(), ids.end()};
+    }
   }
   pb::ClassifyResponse response;
   grpc::ClientContext context;
@@ -63,13 +84,17 @@ int ClassifyCommand() {
 }
 
 int FillMaskCommand() {
-  std::vector<std::vector<int>> sequences;
-  if (!ParseSequences(&sequences)) return 2;
   pb::FillMaskRequest request;
   request.set_request_id("cli");
   request.set_top_k(absl::GetFlag(FLAGS_top_k));
-  for (const auto& ids : sequences) {
-    *request.add_sequences()->mutable_sequence()->mutable_token_ids() = {ids.begin(), ids.end()};
+  if (HasText()) {
+    request.add_sequences()->mutable_sequence()->set_text(absl::GetFlag(FLAGS_text));
+  } else {
+    std::vector<std::vector<int>> sequences;
+    if (!ParseSequences(&sequences)) return 2;
+    for (const auto& ids : sequences) {
+      *request.add_sequences()->mutable_sequence()->mutable_token_ids() = {ids.begin(), ids.end()};
+    }
   }
   pb::FillMaskResponse response;
   grpc::ClientContext context;
@@ -78,10 +103,32 @@ int FillMaskCommand() {
   for (int i = 0; i < response.results_size(); ++i) {
     for (const auto& p : response.results(i).predictions()) {
       std::cout << "sequence " << i << " position " << p.position() << ":";
-      for (const auto& c : p.candidates()) std::cout << "  " << c.token_id() << " " << c.probability();
+      for (const auto& c : p.candidates()) {
+        std::cout << "  " << c.token_id();
+        if (!c.token().empty()) std::cout << " '" << c.token() << "'";
+        std::cout << " " << c.probability();
+        if (!c.sequence().empty()) std::cout << " \"" << c.sequence() << "\"";
+      }
       std::cout << "\n";
     }
   }
+  return 0;
+}
+
+int RemoteTokenizeCommand() {
+  pb::TokenizeRequest request;
+  request.set_text(absl::GetFlag(FLAGS_text));
+  if (!absl::GetFlag(FLAGS_text_pair).empty()) request.set_text_pair(absl::GetFlag(FLAGS_text_pair));
+  request.set_truncation(TruncationFromFlags());
+  request.set_max_length(absl::GetFlag(FLAGS_max_length));
+  pb::TokenizeResponse response;
+  grpc::ClientContext context;
+  auto status = pb::InferenceService::NewStub(MakeChannel())->Tokenize(&context, request, &response);
+  if (!status.ok()) return ReportRpcError(status);
+  for (int i = 0; i < response.token_ids_size(); ++i) {
+    std::cout << response.token_ids(i) << "\t" << response.token_type_ids(i) << "\t" << response.pieces(i) << "\n";
+  }
+  if (response.truncated()) std::cout << "(truncated from " << response.full_length() << " tokens)\n";
   return 0;
 }
 

@@ -2,6 +2,9 @@
 // Sequences are given as token ids:
 //   deberta-cli classify --server=localhost:50051 --sequences="1 17 42 2;1 9 2"
 //   deberta-cli fill-mask --sequences="1 17 4 2" --top_k=5
+//   deberta-cli classify --text="A man plays." --text_pair="Someone makes music."
+//   deberta-cli fill-mask --text="Paris is the [MASK] of France."
+//   deberta-cli tokenize --text="Hello world" [--text_pair=...] [--max_length=N]
 //   deberta-cli info
 //   deberta-cli health [--health_service=deberta.serving.v1.InferenceService]
 // Each returns the process exit code.
@@ -13,6 +16,8 @@ namespace deberta::tools {
 int ClassifyCommand();
 int FillMaskCommand();
 int InfoCommand();
+// `tokenize --text`: the server's tokenization (one id, type, piece a line).
+int RemoteTokenizeCommand();
 // 0 when SERVING, 1 otherwise.
 int HealthCommand();
 

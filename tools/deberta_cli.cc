@@ -48,7 +48,8 @@ int main(int argc, char** argv) {
       "deberta-cli COMMAND [flags]\n"
       "  run                offline: run a golden-format batch and write its tensors\n"
       "  make-random-model  write a random-weight checkpoint of a real size (benchmarks)\n"
-      "  tokenize           offline: the checkpoint's tokenizer over JSON lines (--model DIR --jsonl)\n"
+      "  tokenize           --model DIR --jsonl: the checkpoint's tokenizer over JSON lines, offline;\n"
+      "                     --text [--text_pair]: a server's tokenization\n"
 #ifdef DEBERTA_WITH_SERVICE
       "  classify           send sequences to a server for classification\n"
       "  fill-mask          send sequences with mask tokens to a server\n"
@@ -77,6 +78,11 @@ int main(int argc, char** argv) {
     return deberta::tools::RunCommand(*options);
   }
   if (command == "make-random-model") return deberta::tools::MakeRandomModelCommand();
+  if (command == "tokenize" && !deberta::tools::TokenizeOffline()) {
+#ifdef DEBERTA_WITH_SERVICE
+    return deberta::tools::RemoteTokenizeCommand();
+#endif
+  }
   if (command == "tokenize") {
     auto options = EngineOptionsFromFlags();
     if (!options.ok()) {

@@ -81,6 +81,8 @@ json Answer(const model::Tokenizer& tokenizer, const json& request) {
 
 }  // namespace
 
+bool TokenizeOffline() { return absl::GetFlag(FLAGS_jsonl); }
+
 int TokenizeCommand(const std::string& model_dir) {
   if (!absl::GetFlag(FLAGS_jsonl)) {
     std::cerr << "deberta-cli tokenize: offline use needs --jsonl (requests on standard input)\n";

@@ -19,6 +19,8 @@ namespace deberta::tools {
 
 // Returns the exit code: 2 without --jsonl, 1 if the tokenizer cannot be loaded.
 int TokenizeCommand(const std::string& model_dir);
+// Whether `tokenize` runs offline (--jsonl) rather than against a server.
+bool TokenizeOffline();
 
 }  // namespace deberta::tools
 
