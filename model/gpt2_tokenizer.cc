@@ -140,24 +140,42 @@ absl::StatusOr<std::string> ReadFile(const std::string& path) {
 
 }  // namespace
 
-Gpt2Tokenizer::Gpt2Tokenizer() {
-  // GPT-2's bytes_to_unicode(): printable Latin-1 bytes stand for
-  // themselves, the other 68 bytes for U+0100 onwards in byte order.
+std::array<std::string, 256> Gpt2Tokenizer::ByteSymbols() {
+  // Printable Latin-1 bytes stand for themselves, the other 68 bytes for
+  // U+0100 onwards in byte order.
+  std::array<std::string, 256> symbols;
   int next = 0;
   for (int b = 0; b < 256; ++b) {
     const bool printable = (b >= '!' && b <= '~') || (b >= 0xA1 && b <= 0xAC) || (b >= 0xAE && b <= 0xFF);
-    const uint32_t c = printable ? static_cast<uint32_t>(b) : static_cast<uint32_t>(256 + next++);
-    AppendUtf8(c, &byte_symbol_[b]);
-    symbol_byte_[c] = static_cast<uint8_t>(b);
+    AppendUtf8(printable ? static_cast<uint32_t>(b) : static_cast<uint32_t>(256 + next++), &symbols[b]);
   }
+  return symbols;
+}
+
+Gpt2Tokenizer::Gpt2Tokenizer() : byte_symbol_(ByteSymbols()) {
+  for (int b = 0; b < 256; ++b) symbol_byte_[DecodeUtf8(byte_symbol_[b])[0].value] = static_cast<uint8_t>(b);
 }
 
 absl::StatusOr<std::unique_ptr<Gpt2Tokenizer>> Gpt2Tokenizer::Load(const std::string& dir) {
-  std::unique_ptr<Gpt2Tokenizer> tokenizer(new Gpt2Tokenizer());
   const std::string vocab_path = dir + "/vocab.json", merges_path = dir + "/merges.txt";
   absl::StatusOr<std::string> vocab_text = ReadFile(vocab_path);
   if (!vocab_text.ok()) return vocab_text.status();
-  const nlohmann::json vocab = nlohmann::json::parse(*vocab_text, nullptr, /*allow_exceptions=*/false);
+  absl::StatusOr<std::string> merges = ReadFile(merges_path);
+  if (!merges.ok()) return merges.status();
+  absl::StatusOr<std::unique_ptr<Gpt2Tokenizer>> tokenizer = FromText(*vocab_text, *merges, dir);
+  if (!tokenizer.ok()) return tokenizer.status();
+  absl::StatusOr<SpecialTokens> special = ReadSpecialTokens(dir, (*tokenizer)->special_tokens_);
+  if (!special.ok()) return special.status();
+  (*tokenizer)->special_tokens_ = *special;
+  return tokenizer;
+}
+
+absl::StatusOr<std::unique_ptr<Gpt2Tokenizer>> Gpt2Tokenizer::FromText(const std::string& vocab_text,
+                                                                       const std::string& merges_text,
+                                                                       const std::string& source) {
+  std::unique_ptr<Gpt2Tokenizer> tokenizer(new Gpt2Tokenizer());
+  const std::string vocab_path = source + "/vocab.json", merges_path = source + "/merges.txt";
+  const nlohmann::json vocab = nlohmann::json::parse(vocab_text, nullptr, /*allow_exceptions=*/false);
   if (!vocab.is_object()) return absl::InvalidArgumentError(absl::StrCat(vocab_path, " is not a JSON object"));
   for (const auto& [symbol, id] : vocab.items()) {
     if (!id.is_number_integer() || id.get<int64_t>() < 0 || id.get<int64_t>() >= (int64_t{1} << 24)) {
@@ -168,8 +186,7 @@ absl::StatusOr<std::unique_ptr<Gpt2Tokenizer>> Gpt2Tokenizer::Load(const std::st
     if (static_cast<size_t>(value) >= tokenizer->symbols_.size()) tokenizer->symbols_.resize(value + 1);
     tokenizer->symbols_[value] = symbol;
   }
-  absl::StatusOr<std::string> merges = ReadFile(merges_path);
-  if (!merges.ok()) return merges.status();
+  const std::string* merges = &merges_text;
   // "#version" line first, then "left right" per line in rank order; as
   // Hugging Face reads it, the text after the last newline is dropped.
   std::istringstream lines(*merges);
@@ -191,11 +208,8 @@ absl::StatusOr<std::unique_ptr<Gpt2Tokenizer>> Gpt2Tokenizer::Load(const std::st
     auto it = tokenizer->ids_.find(symbol);
     return it == tokenizer->ids_.end() ? fallback : it->second;
   };
-  const SpecialTokens from_vocab{id_of("[PAD]", 0), id_of("[CLS]", 1), id_of("[SEP]", 2), id_of("[UNK]", 3),
-                                 id_of("[MASK]", -1)};
-  absl::StatusOr<SpecialTokens> special = ReadSpecialTokens(dir, from_vocab);
-  if (!special.ok()) return special.status();
-  tokenizer->special_tokens_ = *special;
+  tokenizer->special_tokens_ = {id_of("[PAD]", 0), id_of("[CLS]", 1), id_of("[SEP]", 2), id_of("[UNK]", 3),
+                                id_of("[MASK]", -1)};
   return tokenizer;
 }
 

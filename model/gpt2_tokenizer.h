@@ -20,6 +20,14 @@ class Gpt2Tokenizer final : public Tokenizer {
   // Reads `dir`/vocab.json and `dir`/merges.txt; special ids as
   // LoadTokenizer describes ([MASK] from vocab.json).
   static absl::StatusOr<std::unique_ptr<Gpt2Tokenizer>> Load(const std::string& dir);
+  // From the two files' contents; special ids from vocab.json's [PAD],
+  // [CLS], [SEP], [UNK] and [MASK]. `source` names them in errors.
+  static absl::StatusOr<std::unique_ptr<Gpt2Tokenizer>> FromText(const std::string& vocab_json,
+                                                                 const std::string& merges_txt,
+                                                                 const std::string& source);
+
+  // GPT-2's bytes_to_unicode(): the symbol (UTF-8) of each byte.
+  static std::array<std::string, 256> ByteSymbols();
 
   absl::StatusOr<std::vector<Token>> Tokenize(absl::string_view text) const override;
   absl::StatusOr<std::string> Decode(absl::Span<const int32_t> ids) const override;

@@ -42,8 +42,9 @@ int main(int argc, char** argv) {
   if (!engine_options.ok()) return Fail(engine_options.status());
   // The checkpoint's own tokenizer, when its folder has one: text requests.
   std::unique_ptr<deberta::model::Tokenizer> tokenizer;
-  if (engine_options->model != deberta::model::kDemoModelName) {
-    auto loaded = deberta::model::LoadTokenizer(engine_options->model);
+  {
+    const bool demo = engine_options->model == deberta::model::kDemoModelName;
+    auto loaded = demo ? deberta::model::DemoTokenizer() : deberta::model::LoadTokenizer(engine_options->model);
     if (loaded.ok()) {
       tokenizer = *std::move(loaded);
     } else if (absl::IsFailedPrecondition(loaded.status())) {

@@ -9,6 +9,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "model/demo_model.h"
 #include "model/text_encoding.h"
 #include "model/tokenizer.h"
 #include "nlohmann/json.hpp"
@@ -150,6 +151,28 @@ TEST_P(TokenizerGoldenTest, NoTruncationIsAnErrorNamingTheLengths) {
 
 INSTANTIATE_TEST_SUITE_P(Golden, TokenizerGoldenTest,
                          ::testing::Values("gpt2_v1_like", "spm_multilingual", "spm_v3_like"));
+
+TEST(TokenizerTest, DemoTokenizerFitsTheDemoModelAndRoundTrips) {
+  auto tokenizer = DemoTokenizer();
+  ASSERT_TRUE(tokenizer.ok()) << tokenizer.status();
+  EXPECT_LE((*tokenizer)->vocab_size(), DemoModelShape().vocab);
+  EXPECT_GT((*tokenizer)->vocab_size(), 600);
+  const SpecialTokens& special = (*tokenizer)->special_tokens();
+  EXPECT_EQ(special.pad, kDemoPadId);
+  EXPECT_EQ(special.cls, kDemoClsId);
+  EXPECT_EQ(special.sep, kDemoSepId);
+  EXPECT_EQ(special.unk, kDemoUnkId);
+  EXPECT_EQ(special.mask, kDemoMaskId);
+  const std::string text = "The capital of France is Paris, and the answer is 42!";
+  auto tokens = (*tokenizer)->Tokenize(text);
+  ASSERT_TRUE(tokens.ok());
+  EXPECT_LT(tokens->size(), text.size() / 2);  // Merges were learned.
+  auto decoded = (*tokenizer)->Decode(IdsOf(*tokens));
+  ASSERT_TRUE(decoded.ok());
+  EXPECT_EQ(*decoded, text);
+  // The same files every time.
+  EXPECT_EQ(GetDemoTokenizerFiles().merges_txt, GetDemoTokenizerFiles().merges_txt);
+}
 
 TEST(TokenizerTest, AFolderWithoutTokenizerFilesNamesWhatIsMissing) {
   auto tokenizer = LoadTokenizer(::testing::TempDir());
