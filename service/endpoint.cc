@@ -12,6 +12,7 @@ const char* EndpointName(Endpoint endpoint) {
     case Endpoint::kGetModelInfo: return "get_model_info";
     case Endpoint::kTokenize: return "tokenize";
     case Endpoint::kDetokenize: return "detokenize";
+    case Endpoint::kZeroShotClassify: return "zero_shot_classify";
   }
   return "unknown";
 }

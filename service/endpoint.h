@@ -7,8 +7,15 @@
 namespace deberta::service {
 
 // The batched endpoints come first, so that they index the batcher's queues.
-enum class Endpoint { kClassify = 0, kFillMask = 1, kGetModelInfo = 2, kTokenize = 3, kDetokenize = 4 };
-inline constexpr int kNumEndpoints = 5;
+enum class Endpoint {
+  kClassify = 0,
+  kFillMask = 1,
+  kGetModelInfo = 2,
+  kTokenize = 3,
+  kDetokenize = 4,
+  kZeroShotClassify = 5,  // Its sequences go through the classify queue.
+};
+inline constexpr int kNumEndpoints = 6;
 // kClassify and kFillMask: the endpoints whose work goes through the batcher.
 inline constexpr int kNumBatchedEndpoints = 2;
 
@@ -16,8 +23,8 @@ inline bool IsBatched(Endpoint endpoint) {
   return static_cast<int>(endpoint) < kNumBatchedEndpoints;
 }
 
-// "classify", "fill_mask", "get_model_info", "tokenize", "detokenize": the
-// `endpoint` label value.
+// "classify", "fill_mask", "get_model_info", "tokenize", "detokenize",
+// "zero_shot_classify": the `endpoint` label value.
 const char* EndpointName(Endpoint endpoint);
 
 }  // namespace deberta::service

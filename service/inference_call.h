@@ -33,6 +33,7 @@ class InferenceCall final : public grpc::ServerUnaryReactor {
   std::shared_ptr<const std::atomic<bool>> cancelled() const { return cancelled_; }
   // Records one task's outcome; the call answers with the first error.
   void ReportTask(const absl::Status& status) { status_.Update(status); }
+  absl::Status ReportedStatus() const { return status_.status(); }
   // Answers with the first error reported, or OK; but a call whose client
   // has gone is recorded as what it was (DeadlineExceeded or Cancelled),
   // never OK, even when its tasks had already reached the engine.

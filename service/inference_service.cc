@@ -1,6 +1,8 @@
 // gRPC handlers: build tasks, schedule them, answer after the last one.
 #include "service/inference_service.h"
 
+#include <algorithm>
+#include <memory>
 #include <optional>
 
 #include "service/incremental_barrier.h"
@@ -75,7 +77,8 @@ InferenceCall* InferenceServiceImpl::Reject(InferenceCall* call, const absl::Sta
 void InferenceServiceImpl::Submit(InferenceCall* call, Endpoint endpoint,
                                   grpc::CallbackServerContext* context,
                                   std::vector<std::unique_ptr<BatchTask>> tasks,
-                                  std::vector<std::function<void(TaskResult)>> write) {
+                                  std::vector<std::function<void(TaskResult)>> write,
+                                  std::function<absl::Status()> complete) {
   int64_t tokens = 0;
   const absl::Time deadline = absl::FromChrono(context->deadline());
   absl::Status scheduled;
@@ -83,7 +86,10 @@ void InferenceServiceImpl::Submit(InferenceCall* call, Endpoint endpoint,
     // The call is answered once every task is done and this scope has
     // ended, whichever comes last: the batcher may run them all before
     // Schedule returns.
-    IncrementalBarrier barrier([call] { call->FinishWithReportedStatus(); });
+    IncrementalBarrier barrier([call, complete = std::move(complete)] {
+      if (complete && call->ReportedStatus().ok()) call->ReportTask(complete());
+      call->FinishWithReportedStatus();
+    });
     for (size_t i = 0; i < tasks.size(); ++i) {
       BatchTask& task = *tasks[i];
       tokens += static_cast<int64_t>(task.length());
@@ -150,6 +156,39 @@ grpc::ServerUnaryReactor* InferenceServiceImpl::FillMask(grpc::CallbackServerCon
     });
   }
   Submit(call, Endpoint::kFillMask, context, *std::move(tasks), std::move(write));
+  return call;
+}
+
+grpc::ServerUnaryReactor* InferenceServiceImpl::ZeroShotClassify(grpc::CallbackServerContext* context,
+                                                                 const pb::ZeroShotClassifyRequest* request,
+                                                                 pb::ZeroShotClassifyResponse* response) {
+  response->set_request_id(request->request_id());
+  bool accepted = false;
+  InferenceCall* call = StartCall(Endpoint::kZeroShotClassify, context, &accepted);
+  if (!accepted) return call;
+  absl::StatusOr<ZeroShotTasks> built = BuildZeroShotTasks(*request, info_, requests_);
+  if (!built.ok()) return Reject(call, built.status());
+  // Each candidate's logits land in its slot; the scores need them all.
+  auto logits = std::make_shared<std::vector<std::vector<float>>>(built->tasks.size());
+  std::vector<std::function<void(TaskResult)>> write;
+  for (size_t i = 0; i < built->tasks.size(); ++i) {
+    write.push_back([logits, i](TaskResult result) { (*logits)[i] = std::move(result.classify.logits); });
+  }
+  auto complete = [request, response, logits, entailment = built->entailment,
+                   contradiction = built->contradiction]() {
+    const std::vector<float> scores = ZeroShotScores(*logits, entailment, contradiction, request->multi_label());
+    std::vector<int> order(scores.size());
+    for (size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int>(i);
+    std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return scores[a] > scores[b]; });
+    for (int i : order) {
+      pb::ZeroShotLabel* label = response->add_labels();
+      label->set_label(request->candidate_labels(i));
+      label->set_score(scores[i]);
+      label->set_entailment_logit((*logits)[i][entailment]);
+    }
+    return absl::OkStatus();
+  };
+  Submit(call, Endpoint::kZeroShotClassify, context, std::move(built->tasks), std::move(write), complete);
   return call;
 }
 

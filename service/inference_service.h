@@ -55,6 +55,9 @@ class InferenceServiceImpl final : public serving::v1::InferenceService::Callbac
   grpc::ServerUnaryReactor* GetModelInfo(grpc::CallbackServerContext* context,
                                          const serving::v1::GetModelInfoRequest* request,
                                          serving::v1::ModelInfo* response) override;
+  grpc::ServerUnaryReactor* ZeroShotClassify(grpc::CallbackServerContext* context,
+                                             const serving::v1::ZeroShotClassifyRequest* request,
+                                             serving::v1::ZeroShotClassifyResponse* response) override;
   grpc::ServerUnaryReactor* Tokenize(grpc::CallbackServerContext* context,
                                      const serving::v1::TokenizeRequest* request,
                                      serving::v1::TokenizeResponse* response) override;
@@ -79,9 +82,12 @@ class InferenceServiceImpl final : public serving::v1::InferenceService::Callbac
                                       absl::Time start, const absl::Status& status);
   // Schedules `tasks`, each of which writes its result with `write`; the
   // call is answered after the last task, or at once if scheduling fails.
+  // When every task succeeded, `complete` (if set) runs first, on the
+  // thread of the last task, and its status is the answer's.
   void Submit(InferenceCall* call, Endpoint endpoint, grpc::CallbackServerContext* context,
               std::vector<std::unique_ptr<BatchTask>> tasks,
-              std::vector<std::function<void(TaskResult)>> write);
+              std::vector<std::function<void(TaskResult)>> write,
+              std::function<absl::Status()> complete = nullptr);
 
   const model::ModelInfo info_;
   const Options options_;

@@ -2,9 +2,14 @@
 #include "service/request_builder.h"
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
 #include <optional>
 
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 
 namespace deberta::service {
 namespace {
@@ -75,6 +80,82 @@ absl::StatusOr<model::Sequence> PrepareSequence(const pb::Sequence& in, const mo
 }
 
 }  // namespace
+
+absl::StatusOr<ZeroShotTasks> BuildZeroShotTasks(const pb::ZeroShotClassifyRequest& request,
+                                                 const model::ModelInfo& info, const RequestOptions& options) {
+  if (!info.has_classifier) {
+    return absl::FailedPreconditionError("the served model has no sequence-classification head");
+  }
+  if (options.tokenizer == nullptr) {
+    return absl::FailedPreconditionError("zero-shot classification needs the checkpoint's tokenizer files");
+  }
+  ZeroShotTasks out;
+  for (size_t i = 0; i < info.labels.size(); ++i) {
+    const std::string label = absl::AsciiStrToLower(info.labels[i]);
+    if (out.entailment < 0 && absl::StartsWith(label, "entail")) out.entailment = static_cast<int>(i);
+    if (out.contradiction < 0 && absl::StartsWith(label, "contra")) out.contradiction = static_cast<int>(i);
+  }
+  if (out.entailment < 0 || out.contradiction < 0) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "zero-shot classification needs an NLI model: its labels (", absl::StrJoin(info.labels, ", "),
+        ") have no entailment and contradiction"));
+  }
+  const int n = request.candidate_labels_size();
+  if (request.text().empty()) return absl::InvalidArgumentError("text is empty");
+  if (n == 0) return absl::InvalidArgumentError("no candidate_labels");
+  if (n > options.max_sequences_per_request) {
+    return absl::InvalidArgumentError(absl::StrCat("request has ", n, " candidate_labels; the maximum is ",
+                                                   options.max_sequences_per_request));
+  }
+  const std::string tmpl = request.hypothesis_template().empty() ? "This example is {}." : request.hypothesis_template();
+  const size_t slot = tmpl.find("{}");
+  if (slot == std::string::npos) {
+    return absl::InvalidArgumentError(absl::StrCat("hypothesis_template '", tmpl, "' has no {} for the label"));
+  }
+  absl::StatusOr<TextLimits> limits = ResolveTextLimits(request.truncation(), request.max_length(), info, options);
+  if (!limits.ok()) return limits.status();
+  for (int i = 0; i < n; ++i) {
+    pb::Sequence pair;
+    pair.set_text(request.text());
+    pair.set_text_pair(absl::StrCat(tmpl.substr(0, slot), request.candidate_labels(i), tmpl.substr(slot + 2)));
+    auto task = std::make_unique<BatchTask>();
+    absl::StatusOr<model::Sequence> sequence = EncodeSequence(pair, *limits, options, &task->truncated);
+    if (sequence.ok()) {
+      if (absl::Status s = model::ValidateSequence(info, *sequence); !s.ok()) sequence = s;
+    }
+    if (!sequence.ok()) {
+      return absl::Status(sequence.status().code(),
+                          absl::StrCat("candidate ", i, ": ", sequence.status().message()));
+    }
+    task->endpoint = Endpoint::kClassify;
+    task->from_text = true;
+    task->input.sequence = *std::move(sequence);
+    out.tasks.push_back(std::move(task));
+  }
+  return out;
+}
+
+std::vector<float> ZeroShotScores(const std::vector<std::vector<float>>& logits, int entailment,
+                                  int contradiction, bool multi_label) {
+  std::vector<float> scores(logits.size());
+  if (multi_label) {
+    // Per candidate: softmax over (entailment, contradiction).
+    for (size_t i = 0; i < logits.size(); ++i) {
+      const double e = logits[i][entailment], c = logits[i][contradiction];
+      scores[i] = static_cast<float>(1.0 / (1.0 + std::exp(c - e)));
+    }
+    return scores;
+  }
+  // Softmax over the candidates of their entailment logits.
+  double top = -std::numeric_limits<double>::infinity();
+  for (const auto& l : logits) top = std::max<double>(top, l[entailment]);
+  double sum = 0;
+  for (size_t i = 0; i < logits.size(); ++i) sum += std::exp(logits[i][entailment] - top);
+  for (size_t i = 0; i < logits.size(); ++i) {
+    scores[i] = static_cast<float>(std::exp(logits[i][entailment] - top) / sum);
+  }
+  return scores;
+}
 
 absl::StatusOr<TextLimits> ResolveTextLimits(pb::Truncation truncation, int64_t max_length,
                                              const model::ModelInfo& info, const RequestOptions& options) {

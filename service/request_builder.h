@@ -68,6 +68,26 @@ absl::StatusOr<std::vector<std::unique_ptr<BatchTask>>> BuildFillMaskTasks(
     const serving::v1::FillMaskRequest& request, const model::ModelInfo& info,
     const RequestOptions& options);
 
+// Zero-shot classification: one classify task per candidate label, the
+// pair (text, hypothesis), and where the NLI labels are.
+struct ZeroShotTasks {
+  std::vector<std::unique_ptr<BatchTask>> tasks;  // One per candidate, in order.
+  int entailment = -1;     // Label ids in the classifier's output.
+  int contradiction = -1;
+};
+
+// FailedPrecondition without a tokenizer, a classifier, or labels starting
+// with "entail" and "contra" (case-insensitive) in id2label;
+// InvalidArgument for no text, no candidates or too many, or a template
+// without "{}".
+absl::StatusOr<ZeroShotTasks> BuildZeroShotTasks(const serving::v1::ZeroShotClassifyRequest& request,
+                                                 const model::ModelInfo& info, const RequestOptions& options);
+
+// Scores of the candidates from their classifier logits (one vector per
+// candidate), as Hugging Face's zero-shot pipeline computes them.
+std::vector<float> ZeroShotScores(const std::vector<std::vector<float>>& logits, int entailment,
+                                  int contradiction, bool multi_label);
+
 // The tokenization a request asks for: its truncation (the default from
 // `options`), and max_length (0: the model's maximum). InvalidArgument for
 // a max_length over the model's maximum or below what special tokens need.

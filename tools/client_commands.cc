@@ -16,6 +16,9 @@ ABSL_FLAG(int, top_k, 0, "client: labels (classify) or candidates (fill-mask) to
 ABSL_FLAG(std::string, health_service, "", "health: service name ('' = whole server)");
 ABSL_FLAG(std::string, text, "", "classify, fill-mask, tokenize: text instead of --sequences (fill-mask: with [MASK] in it)");
 ABSL_FLAG(std::string, text_pair, "", "classify, tokenize: second text of a pair ([CLS] text [SEP] text_pair [SEP])");
+ABSL_FLAG(std::string, labels, "", "zero-shot: candidate labels, comma-separated");
+ABSL_FLAG(std::string, hypothesis_template, "", "zero-shot: hypothesis with {} for the label ('' = This example is {}.)");
+ABSL_FLAG(bool, multi_label, false, "zero-shot: score each label on its own (entailment vs contradiction)");
 ABSL_FLAG(int, max_length, 0, "classify, tokenize: truncate text to this many tokens (longest_first; 0: none)");
 
 namespace deberta::tools {
@@ -112,6 +115,25 @@ int FillMaskCommand() {
       std::cout << "\n";
     }
   }
+  return 0;
+}
+
+int ZeroShotCommand() {
+  pb::ZeroShotClassifyRequest request;
+  request.set_request_id("cli");
+  request.set_text(absl::GetFlag(FLAGS_text));
+  for (absl::string_view label : absl::StrSplit(absl::GetFlag(FLAGS_labels), ',', absl::SkipWhitespace())) {
+    request.add_candidate_labels(std::string(label));
+  }
+  request.set_hypothesis_template(absl::GetFlag(FLAGS_hypothesis_template));
+  request.set_multi_label(absl::GetFlag(FLAGS_multi_label));
+  request.set_truncation(TruncationFromFlags());
+  request.set_max_length(absl::GetFlag(FLAGS_max_length));
+  pb::ZeroShotClassifyResponse response;
+  grpc::ClientContext context;
+  auto status = pb::InferenceService::NewStub(MakeChannel())->ZeroShotClassify(&context, request, &response);
+  if (!status.ok()) return ReportRpcError(status);
+  for (const auto& label : response.labels()) std::cout << label.label() << "\t" << label.score() << "\n";
   return 0;
 }
 

@@ -5,6 +5,7 @@
 //   deberta-cli classify --text="A man plays." --text_pair="Someone makes music."
 //   deberta-cli fill-mask --text="Paris is the [MASK] of France."
 //   deberta-cli tokenize --text="Hello world" [--text_pair=...] [--max_length=N]
+//   deberta-cli zero-shot --text="The match ended 2-1." --labels=sports,politics [--multi_label]
 //   deberta-cli info
 //   deberta-cli health [--health_service=deberta.serving.v1.InferenceService]
 // Each returns the process exit code.
@@ -16,6 +17,8 @@ namespace deberta::tools {
 int ClassifyCommand();
 int FillMaskCommand();
 int InfoCommand();
+// `zero-shot --text ... --labels a,b,c [--multi_label]`: one label and score a line.
+int ZeroShotCommand();
 // `tokenize --text`: the server's tokenization (one id, type, piece a line).
 int RemoteTokenizeCommand();
 // 0 when SERVING, 1 otherwise.

@@ -54,6 +54,7 @@ int main(int argc, char** argv) {
       "  classify           send sequences to a server for classification\n"
       "  fill-mask          send sequences with mask tokens to a server\n"
       "  info               print the served model's description\n"
+      "  zero-shot          zero-shot classification of --text over --labels (NLI checkpoints)\n"
       "  health             query the gRPC health service\n"
       "  bench              load-test a server\n"
       "  engine-bench       the same load on the engine alone, in batches\n"
@@ -95,11 +96,12 @@ int main(int argc, char** argv) {
   if (command == "classify") return deberta::tools::ClassifyCommand();
   if (command == "fill-mask") return deberta::tools::FillMaskCommand();
   if (command == "info") return deberta::tools::InfoCommand();
+  if (command == "zero-shot") return deberta::tools::ZeroShotCommand();
   if (command == "health") return deberta::tools::HealthCommand();
   if (command == "bench") return deberta::tools::BenchCommand();
   if (command == "engine-bench") return WithEngine(command, deberta::tools::EngineBenchCommand);
   std::cerr << "deberta-cli: unknown command '" << command
-            << "' (run, make-random-model, tokenize, classify, fill-mask, info, health, bench, engine-bench)\n";
+            << "' (run, make-random-model, tokenize, classify, zero-shot, fill-mask, info, health, bench, engine-bench)\n";
 #else
   std::cerr << "deberta-cli: unknown command '" << command
             << "' (this build has only run, make-random-model and tokenize; build with DEBERTA_WITH_SERVICE=ON for "

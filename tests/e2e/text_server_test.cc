@@ -7,6 +7,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -192,6 +194,88 @@ TEST_P(TextServerTest, TooLongTextWithoutTruncationNamesItsLength) {
 
 INSTANTIATE_TEST_SUITE_P(Golden, TextServerTest,
                          ::testing::Values("gpt2_v1_like", "spm_multilingual", "spm_v3_like"));
+
+// Zero-shot on an NLI-labelled random model (labels in another case than
+// the usual, as checkpoints differ): the scores are computed here by hand
+// from the classifier's own logits of the same (premise, hypothesis) pairs.
+TEST(ZeroShotTest, ScoresAreHuggingFacesFromTheClassifierLogits) {
+  const std::string dir = MakeCheckpoint("spm_v3_like") + "_nli";
+  std::filesystem::remove_all(dir);
+  std::filesystem::copy(MakeCheckpoint("spm_v3_like"), dir);
+  {
+    std::ifstream in(dir + "/config.json");
+    std::stringstream text;
+    text << in.rdbuf();
+    json config = json::parse(text.str());
+    config["id2label"] = {{"0", "CONTRADICTION"}, {"1", "Neutral"}, {"2", "Entailment"}};
+    std::ofstream(dir + "/config.json") << config.dump();
+  }
+  auto server = StartOn(dir);
+  ASSERT_NE(server, nullptr);
+  const std::string premise = "A man is playing a guitar on stage.";
+  const std::vector<std::string> labels{"music", "sports", "cooking"};
+  pb::ClassifyRequest pairs;
+  for (const std::string& label : labels) {
+    pb::Sequence* s = pairs.add_sequences();
+    s->set_text(premise);
+    s->set_text_pair("This example is " + label + ".");
+  }
+  pb::ClassifyResponse classified;
+  auto c0 = ContextWithDeadline();
+  ASSERT_TRUE(server->stub->Classify(c0.get(), pairs, &classified).ok());
+  std::vector<double> entail, contra;
+  for (const auto& result : classified.results()) {
+    entail.push_back(result.logits(2));
+    contra.push_back(result.logits(0));
+  }
+  for (bool multi_label : {false, true}) {
+    pb::ZeroShotClassifyRequest request;
+    request.set_text(premise);
+    for (const std::string& label : labels) request.add_candidate_labels(label);
+    request.set_multi_label(multi_label);
+    pb::ZeroShotClassifyResponse response;
+    auto context = ContextWithDeadline();
+    grpc::Status status = server->stub->ZeroShotClassify(context.get(), request, &response);
+    ASSERT_TRUE(status.ok()) << status.error_message();
+    ASSERT_EQ(response.labels_size(), 3);
+    double sum = 0;
+    for (double e : entail) sum += std::exp(e);
+    for (int k = 0; k < 3; ++k) {
+      const auto& got = response.labels(k);
+      const size_t i = std::find(labels.begin(), labels.end(), got.label()) - labels.begin();
+      ASSERT_LT(i, labels.size());
+      const double want = multi_label ? std::exp(entail[i]) / (std::exp(entail[i]) + std::exp(contra[i]))
+                                      : std::exp(entail[i]) / sum;
+      EXPECT_NEAR(got.score(), want, 1e-5) << got.label();
+      EXPECT_FLOAT_EQ(got.entailment_logit(), entail[i]);
+      if (k > 0) {
+        EXPECT_GE(response.labels(k - 1).score(), got.score());
+      }
+    }
+  }
+  pb::ZeroShotClassifyRequest no_slot;
+  no_slot.set_text(premise);
+  no_slot.add_candidate_labels("music");
+  no_slot.set_hypothesis_template("About music.");
+  pb::ZeroShotClassifyResponse response;
+  auto context = ContextWithDeadline();
+  grpc::Status status = server->stub->ZeroShotClassify(context.get(), no_slot, &response);
+  EXPECT_EQ(status.error_code(), grpc::INVALID_ARGUMENT);
+  EXPECT_THAT(status.error_message(), HasSubstr("{}"));
+}
+
+TEST(ZeroShotTest, AModelWithoutNliLabelsIsFailedPrecondition) {
+  auto server = StartOn(MakeCheckpoint("gpt2_v1_like"));  // negative / neutral / positive.
+  ASSERT_NE(server, nullptr);
+  pb::ZeroShotClassifyRequest request;
+  request.set_text("hello");
+  request.add_candidate_labels("greeting");
+  pb::ZeroShotClassifyResponse response;
+  auto context = ContextWithDeadline();
+  grpc::Status status = server->stub->ZeroShotClassify(context.get(), request, &response);
+  EXPECT_EQ(status.error_code(), grpc::FAILED_PRECONDITION);
+  EXPECT_THAT(status.error_message(), HasSubstr("entailment and contradiction"));
+}
 
 TEST(TextWithoutTokenizerTest, IsFailedPreconditionNamingTheFiles) {
   model::EngineOptions options;
