@@ -48,6 +48,10 @@ struct DebertaConfig {
   int64_t pooler_hidden_size = 0;  // Defaults to hidden_size.
   std::string pooler_hidden_act = "gelu";
   std::vector<std::string> labels;  // id2label in id order, or LABEL_i.
+  // How classifier logits become scores: "single_label_classification"
+  // (softmax; also when config.json has none), "multi_label_classification"
+  // (sigmoid per label) or "regression" (the raw values).
+  std::string problem_type = "single_label_classification";
   bool has_legacy_field = false;    // config.json names "legacy" (HF-saved).
 
   // A = heads * head size: width of the attention projections.

@@ -22,6 +22,8 @@ struct ModelInfo {
   std::string description;   // Human-readable; says so for the demo model.
   bool is_demo = false;      // Random weights: outputs carry no meaning.
   std::vector<std::string> labels;  // Classifier labels in id order.
+  // config.json's problem_type: how ClassifyOutput::probabilities are made.
+  std::string problem_type = "single_label_classification";
   int64_t vocab_size = 0;
   int64_t type_vocab_size = 0;      // 0: token type ids are ignored.
   int64_t max_sequence_length = 0;  // Longest accepted sequence, tokens.
@@ -43,7 +45,10 @@ struct Sequence {
 
 struct ClassifyOutput {
   std::vector<float> logits;         // One per label, in label-id order.
-  std::vector<float> probabilities;  // softmax(logits).
+  // Scores by ModelInfo::problem_type: softmax(logits) for
+  // single_label_classification, sigmoid of each logit for
+  // multi_label_classification, the logits themselves for regression.
+  std::vector<float> probabilities;
 };
 
 // A fill-mask input: the sequence, the positions to predict and how many

@@ -214,6 +214,7 @@ grpc::ServerUnaryReactor* InferenceServiceImpl::GetModelInfo(grpc::CallbackServe
   response->set_server_version(options_.server_version);
   response->set_has_classifier(info_.has_classifier);
   response->set_has_fill_mask(info_.has_mlm_head);
+  response->set_problem_type(info_.problem_type);
   response->set_tokenizer(requests_.tokenizer != nullptr ? requests_.tokenizer->kind() : "");
   return AnswerNow(context, Endpoint::kGetModelInfo, start, absl::OkStatus());
 }

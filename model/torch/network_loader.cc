@@ -169,6 +169,7 @@ absl::StatusOr<LoadedNetwork> LoadNetwork(const EngineOptions& options) {
   info.description = demo ? "built-in demo model: deterministic random weights, outputs carry no meaning"
                           : absl::StrCat("checkpoint ", options.model);
   info.labels = config.labels;
+  info.problem_type = config.problem_type;
   info.vocab_size = config.vocab_size;
   info.type_vocab_size = config.type_vocab_size;
   info.max_sequence_length = max_length;

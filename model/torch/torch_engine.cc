@@ -115,7 +115,11 @@ absl::StatusOr<std::vector<ClassifyOutput>> TorchEngine::Classify(absl::Span<con
   return RunGuarded([&]() -> absl::StatusOr<std::vector<ClassifyOutput>> {
     NetworkInputs inputs = PadBatch(sequences, loaded_.config.type_vocab_size > 0, loaded_.device);
     at::Tensor logits = loaded_.network->ClassifierLogits(inputs).to(at::kCPU, at::kFloat).contiguous();
-    at::Tensor probs = at::softmax(logits, -1).contiguous();
+    const std::string& problem = loaded_.info.problem_type;
+    at::Tensor probs = (problem == "multi_label_classification" ? at::sigmoid(logits)
+                        : problem == "regression"               ? logits.clone()
+                                                                : at::softmax(logits, -1))
+                           .contiguous();
     const int64_t labels = logits.size(1);
     std::vector<ClassifyOutput> out(sequences.size());
     for (size_t b = 0; b < out.size(); ++b) {

@@ -195,22 +195,27 @@ TEST_P(TextServerTest, TooLongTextWithoutTruncationNamesItsLength) {
 INSTANTIATE_TEST_SUITE_P(Golden, TextServerTest,
                          ::testing::Values("gpt2_v1_like", "spm_multilingual", "spm_v3_like"));
 
+// A copy of checkpoint `from` with config.json's `field` set to `value`.
+std::string WithConfigField(const std::string& from, const std::string& suffix, const std::string& field,
+                            const json& value) {
+  const std::string dir = from + suffix;
+  std::filesystem::remove_all(dir);
+  std::filesystem::copy(from, dir);
+  std::ifstream in(dir + "/config.json");
+  std::stringstream text;
+  text << in.rdbuf();
+  json config = json::parse(text.str());
+  config[field] = value;
+  std::ofstream(dir + "/config.json") << config.dump();
+  return dir;
+}
+
 // Zero-shot on an NLI-labelled random model (labels in another case than
 // the usual, as checkpoints differ): the scores are computed here by hand
 // from the classifier's own logits of the same (premise, hypothesis) pairs.
 TEST(ZeroShotTest, ScoresAreHuggingFacesFromTheClassifierLogits) {
-  const std::string dir = MakeCheckpoint("spm_v3_like") + "_nli";
-  std::filesystem::remove_all(dir);
-  std::filesystem::copy(MakeCheckpoint("spm_v3_like"), dir);
-  {
-    std::ifstream in(dir + "/config.json");
-    std::stringstream text;
-    text << in.rdbuf();
-    json config = json::parse(text.str());
-    config["id2label"] = {{"0", "CONTRADICTION"}, {"1", "Neutral"}, {"2", "Entailment"}};
-    std::ofstream(dir + "/config.json") << config.dump();
-  }
-  auto server = StartOn(dir);
+  auto server = StartOn(WithConfigField(MakeCheckpoint("spm_v3_like"), "_nli", "id2label",
+                                        {{"0", "CONTRADICTION"}, {"1", "Neutral"}, {"2", "Entailment"}}));
   ASSERT_NE(server, nullptr);
   const std::string premise = "A man is playing a guitar on stage.";
   const std::vector<std::string> labels{"music", "sports", "cooking"};
@@ -275,6 +280,33 @@ TEST(ZeroShotTest, AModelWithoutNliLabelsIsFailedPrecondition) {
   grpc::Status status = server->stub->ZeroShotClassify(context.get(), request, &response);
   EXPECT_EQ(status.error_code(), grpc::FAILED_PRECONDITION);
   EXPECT_THAT(status.error_message(), HasSubstr("entailment and contradiction"));
+}
+
+TEST(ProblemTypeTest, ScoresFollowTheCheckpointsProblemType) {
+  const std::string base = MakeCheckpoint("gpt2_v1_like");
+  for (const char* problem : {"single_label_classification", "multi_label_classification", "regression"}) {
+    auto server = StartOn(WithConfigField(base, std::string("_") + problem, "problem_type", problem));
+    ASSERT_NE(server, nullptr);
+    pb::ModelInfo info;
+    auto c1 = ContextWithDeadline();
+    ASSERT_TRUE(server->stub->GetModelInfo(c1.get(), {}, &info).ok());
+    EXPECT_EQ(info.problem_type(), problem);
+    pb::ClassifyRequest request;
+    request.add_sequences()->set_text("The weather is nice today.");
+    pb::ClassifyResponse response;
+    auto c2 = ContextWithDeadline();
+    ASSERT_TRUE(server->stub->Classify(c2.get(), request, &response).ok());
+    const auto& result = response.results(0);
+    double sum = 0;
+    for (float l : result.logits()) sum += std::exp(l);
+    for (int k = 0; k < result.logits_size(); ++k) {
+      const double l = result.logits(k);
+      const double want = std::string(problem) == "multi_label_classification" ? 1 / (1 + std::exp(-l))
+                          : std::string(problem) == "regression"              ? l
+                                                                              : std::exp(l) / sum;
+      EXPECT_NEAR(result.probabilities(k), want, 1e-5) << problem << " label " << k;
+    }
+  }
 }
 
 TEST(TextWithoutTokenizerTest, IsFailedPreconditionNamingTheFiles) {

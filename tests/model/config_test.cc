@@ -94,7 +94,8 @@ INSTANTIATE_TEST_SUITE_P(
         BadConfig{With(R"(, "num_attention_heads": 3)"), "not a multiple of num_attention_heads"},
         BadConfig{With(R"(, "vocab_size": 0)"), "'vocab_size' must be > 0"},
         BadConfig{With(R"(, "relative_attention": true, "pos_att_type": 7)"),
-                  "'pos_att_type' must be a string or a list"}));
+                  "'pos_att_type' must be a string or a list"},
+        BadConfig{With(R"(, "problem_type": "ranking")"), "'problem_type' is 'ranking'"}));
 
 }  // namespace
 }  // namespace deberta::model
