@@ -48,6 +48,7 @@ int main(int argc, char** argv) {
       "deberta-cli COMMAND [flags]\n"
       "  run                offline: run a golden-format batch and write its tensors\n"
       "  make-random-model  write a random-weight checkpoint of a real size (benchmarks)\n"
+      "  convert            write DIR/model.safetensors from pytorch_model.bin (--model DIR)\n"
       "  tokenize           --model DIR --jsonl: the checkpoint's tokenizer over JSON lines, offline;\n"
       "                     --text [--text_pair]: a server's tokenization\n"
 #ifdef DEBERTA_WITH_SERVICE
@@ -79,6 +80,14 @@ int main(int argc, char** argv) {
     return deberta::tools::RunCommand(*options);
   }
   if (command == "make-random-model") return deberta::tools::MakeRandomModelCommand();
+  if (command == "convert") {
+    auto options = EngineOptionsFromFlags();
+    if (!options.ok()) {
+      std::cerr << "deberta-cli convert: " << options.status().message() << "\n";
+      return 2;
+    }
+    return deberta::tools::ConvertCommand(*options);
+  }
   if (command == "tokenize" && !deberta::tools::TokenizeOffline()) {
 #ifdef DEBERTA_WITH_SERVICE
     return deberta::tools::RemoteTokenizeCommand();
@@ -101,7 +110,7 @@ int main(int argc, char** argv) {
   if (command == "bench") return deberta::tools::BenchCommand();
   if (command == "engine-bench") return WithEngine(command, deberta::tools::EngineBenchCommand);
   std::cerr << "deberta-cli: unknown command '" << command
-            << "' (run, make-random-model, tokenize, classify, zero-shot, fill-mask, info, health, bench, engine-bench)\n";
+            << "' (run, make-random-model, convert, tokenize, classify, zero-shot, fill-mask, info, health, bench, engine-bench)\n";
 #else
   std::cerr << "deberta-cli: unknown command '" << command
             << "' (this build has only run, make-random-model and tokenize; build with DEBERTA_WITH_SERVICE=ON for "

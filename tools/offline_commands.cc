@@ -3,15 +3,19 @@
 
 #include <filesystem>
 #include <iostream>
+#include <map>
 
 #include "absl/flags/flag.h"
 #include "absl/strings/str_split.h"
+#include "model/checkpoint_files.h"
 #include "model/demo_model.h"
 #include "model/runtime.h"
 #include "model/torch/reference_run.h"
 
 ABSL_FLAG(std::string, inputs, "", "run: inputs.json in the golden format");
-ABSL_FLAG(std::string, out, "", "run: output .safetensors path; make-random-model: output folder");
+ABSL_FLAG(std::string, out, "",
+          "run: output .safetensors path; make-random-model: output folder; convert: output file "
+          "(default DIR/model.safetensors)");
 ABSL_FLAG(std::string, shape, "deberta-v3-base", "make-random-model: deberta-v3-base or demo");
 ABSL_FLAG(std::string, outputs, "",
           "run: comma-separated tensor names (default: hidden_states.k, last_hidden_state, "
@@ -39,6 +43,36 @@ int RunCommand(const model::EngineOptions& engine) {
     return 1;
   }
   std::cout << "wrote " << options.output_path << "\n";
+  return 0;
+}
+
+int ConvertCommand(const model::EngineOptions& engine) {
+  const std::string out = absl::GetFlag(FLAGS_out).empty() ? engine.model + "/model.safetensors"
+                                                          : absl::GetFlag(FLAGS_out);
+  if (std::filesystem::exists(out)) {
+    std::cerr << "deberta-cli convert: " << out << " exists already\n";
+    return 2;
+  }
+  absl::StatusOr<std::unique_ptr<model::SafetensorsFile>> weights = model::OpenCheckpointWeights(engine.model);
+  if (!weights.ok()) {
+    std::cerr << "deberta-cli convert: " << weights.status() << "\n";
+    return 1;
+  }
+  std::map<std::string, model::OwnedTensor> tensors;
+  for (const std::string& name : (*weights)->Names()) {
+    absl::StatusOr<model::TensorView> view = (*weights)->Get(name);
+    if (!view.ok()) {
+      std::cerr << "deberta-cli convert: " << view.status() << "\n";
+      return 1;
+    }
+    tensors[name] = {view->dtype, view->shape,
+                     std::string(reinterpret_cast<const char*>(view->data), view->num_bytes)};
+  }
+  if (absl::Status s = model::WriteSafetensors(out, tensors); !s.ok()) {
+    std::cerr << "deberta-cli convert: " << s << "\n";
+    return 1;
+  }
+  std::cout << "wrote " << tensors.size() << " tensors to " << out << "\n";
   return 0;
 }
 

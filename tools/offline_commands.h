@@ -4,7 +4,10 @@
 // runs one padded batch and writes the reference tensors;
 //   deberta-cli make-random-model --shape deberta-v3-base --out DIR
 // writes a random-weight checkpoint folder of a real model size (for
-// benchmarks). Each returns the process exit code.
+// benchmarks);
+//   deberta-cli convert --model DIR [--out FILE]
+// writes DIR/model.safetensors from the folder's pytorch_model.bin (or its
+// shards). Each returns the process exit code.
 #ifndef DEBERTA_TOOLS_OFFLINE_COMMANDS_H_
 #define DEBERTA_TOOLS_OFFLINE_COMMANDS_H_
 
@@ -14,6 +17,7 @@ namespace deberta::tools {
 
 int RunCommand(const model::EngineOptions& engine);
 int MakeRandomModelCommand();
+int ConvertCommand(const model::EngineOptions& engine);
 
 }  // namespace deberta::tools
 

@@ -15,6 +15,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "model/checkpoint_files.h"
 #include "model/demo_model.h"
 #include "model/safetensors.h"
 #include "model/status_macros.h"
@@ -100,7 +101,7 @@ absl::StatusOr<LoadedNetwork> LoadNetwork(const EngineOptions& options) {
                                               "' does not exist (or pass 'demo')"));
     }
     DEBERTA_ASSIGN_OR_RETURN(loaded.config, LoadDebertaConfig((dir / "config.json").string()));
-    DEBERTA_ASSIGN_OR_RETURN(checkpoint, SafetensorsFile::Open((dir / "model.safetensors").string()));
+    DEBERTA_ASSIGN_OR_RETURN(checkpoint, OpenCheckpointWeights(dir.string()));
   }
   const DebertaConfig& config = loaded.config;
 
