@@ -312,12 +312,16 @@ std::vector<std::string> Gpt2Tokenizer::Bpe(absl::string_view word) const {
 absl::StatusOr<std::vector<Token>> Gpt2Tokenizer::Tokenize(absl::string_view text) const {
   std::vector<Token> tokens;
   for (absl::string_view word : PreTokenize(text)) {
+    // Each symbol stands for as many bytes as its code points.
+    auto begin = static_cast<int32_t>(word.data() - text.data());
     for (std::string& symbol : Bpe(word)) {
       auto it = ids_.find(symbol);
       // Every byte has a symbol, so only a vocabulary without some merge
       // result lands here.
       const int32_t id = it == ids_.end() ? special_tokens_.unk : it->second;
-      tokens.push_back({id, std::move(symbol)});
+      const auto bytes = static_cast<int32_t>(DecodeUtf8(symbol).size());
+      tokens.push_back({id, std::move(symbol), begin, begin + bytes});
+      begin += bytes;
     }
   }
   return tokens;

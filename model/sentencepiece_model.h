@@ -22,9 +22,14 @@ class SentencePieceModel {
   virtual ~SentencePieceModel() = default;
   // Each returns "" on success, else the error.
   virtual std::string Load(const std::string& path) = 0;
-  // Ids and pieces of raw UTF-8 `text` (texts may hold U+0000).
-  virtual std::string Encode(const std::string& text, std::vector<int>* ids,
-                             std::vector<std::string>* pieces) const = 0;
+  // Ids, pieces and byte offsets ([begin, end) in `text`) of raw UTF-8
+  // `text` (texts may hold U+0000).
+  struct Piece {
+    int id;
+    std::string piece;
+    int begin, end;
+  };
+  virtual std::string Encode(const std::string& text, std::vector<Piece>* pieces) const = 0;
   virtual std::string Decode(const std::vector<int>& ids, std::string* text) const = 0;
   virtual int PieceSize() const = 0;
   virtual int PieceToId(const std::string& piece) const = 0;  // The unknown id when absent.

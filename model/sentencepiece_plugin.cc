@@ -14,13 +14,15 @@ class SentencePieceModelImpl final : public SentencePieceModel {
     const auto status = processor_.Load(path);
     return status.ok() ? std::string() : status.ToString();
   }
-  std::string Encode(const std::string& text, std::vector<int>* ids,
-                     std::vector<std::string>* pieces) const override {
-    ids->clear();
+  std::string Encode(const std::string& text, std::vector<Piece>* pieces) const override {
     pieces->clear();
-    const auto status = processor_.Encode(std::string_view(text.data(), text.size()), ids);
-    if (!status.ok()) return status.ToString();
-    for (int id : *ids) pieces->push_back(processor_.IdToPiece(id));
+    // (Loading was checked; encoding a loaded model does not fail.)
+    const sentencepiece::ImmutableSentencePieceText encoded =
+        processor_.EncodeAsImmutableProto(std::string_view(text.data(), text.size()));
+    for (const auto& p : encoded.pieces()) {
+      const int id = static_cast<int>(p.id());
+      pieces->push_back({id, processor_.IdToPiece(id), static_cast<int>(p.begin()), static_cast<int>(p.end())});
+    }
     return "";
   }
   std::string Decode(const std::vector<int>& ids, std::string* text) const override {

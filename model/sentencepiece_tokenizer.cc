@@ -26,13 +26,14 @@ absl::StatusOr<std::unique_ptr<SentencePieceTokenizer>> SentencePieceTokenizer::
 }
 
 absl::StatusOr<std::vector<Token>> SentencePieceTokenizer::Tokenize(absl::string_view text) const {
-  std::vector<int> ids;
-  std::vector<std::string> pieces;
-  if (std::string error = model_->Encode(std::string(text), &ids, &pieces); !error.empty()) {
+  std::vector<SentencePieceModel::Piece> pieces;
+  if (std::string error = model_->Encode(std::string(text), &pieces); !error.empty()) {
     return absl::InvalidArgumentError(absl::StrCat("SentencePiece cannot encode the text: ", error));
   }
-  std::vector<Token> tokens(ids.size());
-  for (size_t i = 0; i < ids.size(); ++i) tokens[i] = {ids[i], std::move(pieces[i])};
+  std::vector<Token> tokens(pieces.size());
+  for (size_t i = 0; i < pieces.size(); ++i) {
+    tokens[i] = {pieces[i].id, std::move(pieces[i].piece), pieces[i].begin, pieces[i].end};
+  }
   return tokens;
 }
 

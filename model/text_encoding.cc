@@ -15,6 +15,19 @@ absl::StatusOr<std::vector<int32_t>> Ids(const Tokenizer& tokenizer, absl::strin
   return ids;
 }
 
+// Appends `tokens` (their ids and offsets) to `out`.
+void Append(const std::vector<Token>& tokens, EncodedText* out) {
+  for (const Token& t : tokens) {
+    out->input_ids.push_back(t.id);
+    out->offsets.emplace_back(t.begin, t.end);
+  }
+}
+
+void AppendSpecial(int32_t id, EncodedText* out) {
+  out->input_ids.push_back(id);
+  out->offsets.emplace_back(0, 0);
+}
+
 // Python's str.isspace(), which str.rstrip() uses: Unicode White_Space plus
 // the separators U+001C-U+001F. Only the ASCII and common cases matter for
 // the text before a mask; the others are decoded from UTF-8 here.
@@ -57,20 +70,20 @@ absl::StatusOr<EncodedText> EncodeText(const Tokenizer& tokenizer, absl::string_
                                        std::optional<absl::string_view> text_pair, int64_t max_length,
                                        Truncation truncation) {
   const SpecialTokens& special = tokenizer.special_tokens();
-  absl::StatusOr<std::vector<int32_t>> a = Ids(tokenizer, text);
+  absl::StatusOr<std::vector<Token>> a = tokenizer.Tokenize(text);
   if (!a.ok()) return a.status();
-  std::vector<int32_t> b;
+  std::vector<Token> b;
   if (text_pair.has_value()) {
-    absl::StatusOr<std::vector<int32_t>> ids = Ids(tokenizer, *text_pair);
-    if (!ids.ok()) return ids.status();
-    b = *std::move(ids);
+    absl::StatusOr<std::vector<Token>> tokens = tokenizer.Tokenize(*text_pair);
+    if (!tokens.ok()) return tokens.status();
+    b = *std::move(tokens);
   }
   const int64_t specials = text_pair.has_value() ? 3 : 2;
   EncodedText out;
   out.full_length = static_cast<int64_t>(a->size() + b.size()) + specials;
   const int64_t budget = max_length - specials;
   if (budget < 0) return absl::InvalidArgumentError(absl::StrCat("max_length ", max_length, " is too small"));
-  auto size = [](const std::vector<int32_t>& v) { return static_cast<int64_t>(v.size()); };
+  auto size = [](const std::vector<Token>& v) { return static_cast<int64_t>(v.size()); };
   if (size(*a) + size(b) > budget) {
     const std::string lengths = absl::StrCat("the input is ", out.full_length, " tokens; the limit is ", max_length);
     switch (truncation) {
@@ -100,13 +113,13 @@ absl::StatusOr<EncodedText> EncodeText(const Tokenizer& tokenizer, absl::string_
     out.truncated = true;
   }
   out.input_ids.reserve(size(*a) + size(b) + specials);
-  out.input_ids.push_back(special.cls);
-  out.input_ids.insert(out.input_ids.end(), a->begin(), a->end());
-  out.input_ids.push_back(special.sep);
+  AppendSpecial(special.cls, &out);
+  Append(*a, &out);
+  AppendSpecial(special.sep, &out);
   out.token_type_ids.assign(out.input_ids.size(), 0);
   if (text_pair.has_value()) {
-    out.input_ids.insert(out.input_ids.end(), b.begin(), b.end());
-    out.input_ids.push_back(special.sep);
+    Append(b, &out);
+    AppendSpecial(special.sep, &out);
     out.token_type_ids.resize(out.input_ids.size(), 1);
   }
   return out;

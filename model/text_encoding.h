@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -25,6 +26,9 @@ enum class Truncation {
 struct EncodedText {
   std::vector<int32_t> input_ids;
   std::vector<int32_t> token_type_ids;
+  // Per input id: the UTF-8 bytes [begin, end) it stands for, in the text
+  // (type 0) or the pair text (type 1); {0, 0} for special tokens.
+  std::vector<std::pair<int32_t, int32_t>> offsets;
   int64_t full_length = 0;  // Tokens before truncation, special tokens included.
   bool truncated = false;
 };

@@ -21,6 +21,9 @@ namespace deberta::model {
 struct Token {
   int32_t id = 0;
   std::string piece;  // SentencePiece piece, or GPT-2 byte-level symbol.
+  // The bytes of the input text the token stands for, [begin, end) in
+  // UTF-8 bytes (SentencePiece: of the text before normalization).
+  int32_t begin = 0, end = 0;
 };
 
 // Immutable after loading; every method is thread-safe.

@@ -251,6 +251,11 @@ grpc::ServerUnaryReactor* InferenceServiceImpl::Tokenize(grpc::CallbackServerCon
     response->add_pieces(id == special.cls ? "[CLS]" : id == special.sep ? "[SEP]" : tokenizer->Piece(id));
   }
   for (int32_t type : encoded->token_type_ids) response->add_token_type_ids(type);
+  for (const auto& [begin, end] : encoded->offsets) {
+    pb::TokenOffset* offset = response->add_offsets();
+    offset->set_begin(begin);
+    offset->set_end(end);
+  }
   response->set_truncated(encoded->truncated);
   response->set_full_length(static_cast<int32_t>(encoded->full_length));
   return AnswerNow(context, Endpoint::kTokenize, start, absl::OkStatus());

@@ -94,6 +94,7 @@ TEST_P(TextServerTest, EveryGoldenCaseThroughTokenizeAndDetokenize) {
     EXPECT_THAT(response.token_ids(), ElementsAreArray(record["input_ids"].get<std::vector<int32_t>>()))
         << record["name"];
     EXPECT_THAT(response.token_type_ids(), ::testing::Each(0));
+    EXPECT_EQ(response.offsets_size(), response.token_ids_size());
     pb::DetokenizeRequest detokenize;
     for (int32_t id : record["ids"].get<std::vector<int32_t>>()) detokenize.add_token_ids(id);
     pb::DetokenizeResponse text;

@@ -95,6 +95,28 @@ TEST_P(TokenizerGoldenTest, TextsTokenizeEncodeAndDecode) {
   }
 }
 
+TEST_P(TokenizerGoldenTest, OffsetsPointIntoTheText) {
+  for (const json& record : cases_["texts"]) {
+    const std::string text = record["text"];
+    auto tokens = tokenizer_->Tokenize(text);
+    ASSERT_TRUE(tokens.ok());
+    std::string covered;
+    int32_t last_begin = 0;
+    for (const Token& t : *tokens) {
+      ASSERT_LE(0, t.begin);
+      ASSERT_LE(t.begin, t.end);
+      ASSERT_LE(t.end, static_cast<int32_t>(text.size())) << record["name"];
+      EXPECT_GE(t.begin, last_begin) << record["name"];
+      last_begin = t.begin;
+      covered += text.substr(t.begin, t.end - t.begin);
+    }
+    // Byte-level BPE covers every byte exactly once.
+    if (tokenizer_->kind() == std::string("gpt2")) {
+      EXPECT_EQ(covered, text) << record["name"];
+    }
+  }
+}
+
 TEST_P(TokenizerGoldenTest, PairsAreClsASepBSep) {
   for (const json& record : cases_["pairs"]) {
     const std::string text = record["text"], pair = record["text_pair"];
