@@ -216,6 +216,7 @@ grpc::ServerUnaryReactor* InferenceServiceImpl::GetModelInfo(grpc::CallbackServe
   response->set_has_fill_mask(info_.has_mlm_head);
   response->set_problem_type(info_.problem_type);
   response->set_tokenizer(requests_.tokenizer != nullptr ? requests_.tokenizer->kind() : "");
+  response->set_tokenizer_vocab_size(requests_.tokenizer != nullptr ? requests_.tokenizer->vocab_size() : 0);
   return AnswerNow(context, Endpoint::kGetModelInfo, start, absl::OkStatus());
 }
 

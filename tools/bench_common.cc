@@ -28,11 +28,11 @@ double LevelResult::Percentile(double p) const {
   return latencies_ms[std::min(latencies_ms.size() - 1, static_cast<size_t>(p * latencies_ms.size()))];
 }
 
-BenchSequences::BenchSequences(uint32_t stream)
+BenchSequences::BenchSequences(uint32_t stream, int vocab)
     : rng_(1234 + stream),
       length_(std::max(3, absl::GetFlag(FLAGS_min_len)),
               std::max(std::max(3, absl::GetFlag(FLAGS_min_len)), absl::GetFlag(FLAGS_max_len))),
-      token_(5, absl::GetFlag(FLAGS_vocab) - 1) {}
+      token_(5, (vocab > 0 ? vocab : absl::GetFlag(FLAGS_vocab)) - 1) {}
 
 std::vector<int> BenchSequences::Next() {
   const int len = length_(rng_);

@@ -30,11 +30,11 @@ struct LevelResult {
 };
 
 // Benchmark sequences: [CLS] random ids [SEP], lengths uniform in
-// [--min_len, --max_len], ids in [5, --vocab). Each stream (one per
-// client) is reproducible.
+// [--min_len, --max_len], ids in [5, --vocab) (or [5, vocab) when given).
+// Each stream (one per client) is reproducible.
 class BenchSequences {
  public:
-  explicit BenchSequences(uint32_t stream);
+  explicit BenchSequences(uint32_t stream, int vocab = 0);
   std::vector<int> Next();
 
  private:
