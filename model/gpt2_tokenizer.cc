@@ -3,11 +3,11 @@
 
 #include <unicode/uchar.h>
 
-#include <fstream>
 #include <limits>
 #include <sstream>
 
 #include "absl/strings/str_cat.h"
+#include "model/read_file.h"
 #include "nlohmann/json.hpp"
 
 namespace deberta::model {
@@ -130,14 +130,6 @@ std::string DecodeBytesReplacing(absl::string_view bytes) {
   return out;
 }
 
-absl::StatusOr<std::string> ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return absl::InvalidArgumentError(absl::StrCat("cannot read ", path));
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
 }  // namespace
 
 std::array<std::string, 256> Gpt2Tokenizer::ByteSymbols() {
@@ -158,9 +150,9 @@ Gpt2Tokenizer::Gpt2Tokenizer() : byte_symbol_(ByteSymbols()) {
 
 absl::StatusOr<std::unique_ptr<Gpt2Tokenizer>> Gpt2Tokenizer::Load(const std::string& dir) {
   const std::string vocab_path = dir + "/vocab.json", merges_path = dir + "/merges.txt";
-  absl::StatusOr<std::string> vocab_text = ReadFile(vocab_path);
+  absl::StatusOr<std::string> vocab_text = ReadFileToString(vocab_path);
   if (!vocab_text.ok()) return vocab_text.status();
-  absl::StatusOr<std::string> merges = ReadFile(merges_path);
+  absl::StatusOr<std::string> merges = ReadFileToString(merges_path);
   if (!merges.ok()) return merges.status();
   absl::StatusOr<std::unique_ptr<Gpt2Tokenizer>> tokenizer = FromText(*vocab_text, *merges, dir);
   if (!tokenizer.ok()) return tokenizer.status();
@@ -328,16 +320,10 @@ absl::StatusOr<std::vector<Token>> Gpt2Tokenizer::Tokenize(absl::string_view tex
 }
 
 absl::StatusOr<std::string> Gpt2Tokenizer::Decode(absl::Span<const int32_t> ids) const {
-  const SpecialTokens& special = special_tokens_;
+  absl::StatusOr<std::vector<int32_t>> content = ContentIds(ids);
+  if (!content.ok()) return content.status();
   std::string bytes;
-  for (int32_t id : ids) {
-    if (id < 0 || id >= vocab_size()) {
-      return absl::InvalidArgumentError(absl::StrCat("token id ", id, " is outside the vocabulary [0, ",
-                                                     vocab_size(), ")"));
-    }
-    if (id == special.pad || id == special.cls || id == special.sep || id == special.unk || id == special.mask) {
-      continue;
-    }
+  for (int32_t id : *content) {
     for (const CodePoint& c : DecodeUtf8(symbols_[id])) {
       auto it = symbol_byte_.find(c.value);
       if (it == symbol_byte_.end()) {

@@ -43,21 +43,10 @@ std::string SentencePieceTokenizer::Piece(int32_t id) const {
 }
 
 absl::StatusOr<std::string> SentencePieceTokenizer::Decode(absl::Span<const int32_t> ids) const {
-  const SpecialTokens& special = special_tokens_;
-  std::vector<int> content;
-  content.reserve(ids.size());
-  for (int32_t id : ids) {
-    if (id < 0 || id >= vocab_size()) {
-      return absl::InvalidArgumentError(absl::StrCat("token id ", id, " is outside the vocabulary [0, ",
-                                                     vocab_size(), ")"));
-    }
-    // As the authors' decode(): every special token goes, [UNK] included
-    // (SentencePiece would write " ⁇ " for it, and fails on [MASK]).
-    if (id == special.pad || id == special.cls || id == special.sep || id == special.unk || id == special.mask) {
-      continue;
-    }
-    content.push_back(id);
-  }
+  // SentencePiece would also fail on [MASK], which is not one of its pieces.
+  absl::StatusOr<std::vector<int32_t>> content_ids = ContentIds(ids);
+  if (!content_ids.ok()) return content_ids.status();
+  const std::vector<int> content(content_ids->begin(), content_ids->end());
   std::string text;
   if (std::string error = model_->Decode(content, &text); !error.empty()) {
     return absl::InvalidArgumentError(absl::StrCat("SentencePiece cannot decode the ids: ", error));

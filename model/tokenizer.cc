@@ -9,6 +9,23 @@
 
 namespace deberta::model {
 
+absl::StatusOr<std::vector<int32_t>> Tokenizer::ContentIds(absl::Span<const int32_t> ids) const {
+  const SpecialTokens& special = special_tokens_;
+  std::vector<int32_t> content;
+  content.reserve(ids.size());
+  for (int32_t id : ids) {
+    if (id < 0 || id >= vocab_size()) {
+      return absl::InvalidArgumentError(absl::StrCat("token id ", id, " is outside the vocabulary [0, ",
+                                                     vocab_size(), ")"));
+    }
+    if (id == special.pad || id == special.cls || id == special.sep || id == special.unk || id == special.mask) {
+      continue;
+    }
+    content.push_back(id);
+  }
+  return content;
+}
+
 absl::StatusOr<std::unique_ptr<Tokenizer>> LoadTokenizer(const std::string& dir) {
   namespace fs = std::filesystem;
   std::error_code error;

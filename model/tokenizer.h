@@ -52,6 +52,12 @@ class Tokenizer {
   const SpecialTokens& special_tokens() const { return special_tokens_; }
 
  protected:
+  // The content ids of `ids` that Decode renders: InvalidArgument for an
+  // id outside the vocabulary; the special ids (pad, cls, sep, unk, mask)
+  // dropped, as the authors' decode() drops them (SentencePiece would
+  // write " ⁇ " for [UNK]).
+  absl::StatusOr<std::vector<int32_t>> ContentIds(absl::Span<const int32_t> ids) const;
+
   SpecialTokens special_tokens_;
 };
 

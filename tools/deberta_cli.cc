@@ -24,21 +24,29 @@ namespace {
 
 using deberta::model::EngineOptionsFromFlags;
 
-// Loads the engine of the engine flags, then runs `command` on it.
+// Runs `command` on the engine flags' options (exit code 2 for bad flags).
 template <typename Command>
-int WithEngine(const std::string& name, Command command) {
+int WithEngineOptions(const std::string& name, Command command) {
   auto options = EngineOptionsFromFlags();
   if (!options.ok()) {
     std::cerr << "deberta-cli " << name << ": " << options.status().message() << "\n";
     return 2;
   }
-  deberta::model::ConfigureRuntime(/*num_threads=*/1);  // The engine's thread is set up by the command.
-  auto engine = deberta::model::CreateTorchEngine(*options);
-  if (!engine.ok()) {
-    std::cerr << "deberta-cli " << name << ": " << engine.status() << "\n";
-    return 1;
-  }
-  return command(**engine);
+  return command(*options);
+}
+
+// Loads the engine of the engine flags, then runs `command` on it.
+template <typename Command>
+int WithEngine(const std::string& name, Command command) {
+  return WithEngineOptions(name, [&](const deberta::model::EngineOptions& options) {
+    deberta::model::ConfigureRuntime(/*num_threads=*/1);  // The engine's thread is set up by the command.
+    auto engine = deberta::model::CreateTorchEngine(options);
+    if (!engine.ok()) {
+      std::cerr << "deberta-cli " << name << ": " << engine.status() << "\n";
+      return 1;
+    }
+    return command(**engine);
+  });
 }
 
 }  // namespace
@@ -71,35 +79,16 @@ int main(int argc, char** argv) {
     return 2;
   }
   const std::string command = args[1];
-  if (command == "run") {
-    auto options = EngineOptionsFromFlags();
-    if (!options.ok()) {
-      std::cerr << "deberta-cli run: " << options.status().message() << "\n";
-      return 2;
-    }
-    return deberta::tools::RunCommand(*options);
-  }
+  if (command == "run") return WithEngineOptions(command, deberta::tools::RunCommand);
   if (command == "make-random-model") return deberta::tools::MakeRandomModelCommand();
-  if (command == "convert") {
-    auto options = EngineOptionsFromFlags();
-    if (!options.ok()) {
-      std::cerr << "deberta-cli convert: " << options.status().message() << "\n";
-      return 2;
-    }
-    return deberta::tools::ConvertCommand(*options);
-  }
-  if (command == "tokenize" && !deberta::tools::TokenizeOffline()) {
+  if (command == "convert") return WithEngineOptions(command, deberta::tools::ConvertCommand);
 #ifdef DEBERTA_WITH_SERVICE
-    return deberta::tools::RemoteTokenizeCommand();
+  if (command == "tokenize" && !deberta::tools::TokenizeOffline()) return deberta::tools::RemoteTokenizeCommand();
 #endif
-  }
   if (command == "tokenize") {
-    auto options = EngineOptionsFromFlags();
-    if (!options.ok()) {
-      std::cerr << "deberta-cli tokenize: " << options.status().message() << "\n";
-      return 2;
-    }
-    return deberta::tools::TokenizeCommand(options->model);
+    return WithEngineOptions(command, [](const deberta::model::EngineOptions& options) {
+      return deberta::tools::TokenizeCommand(options.model);
+    });
   }
 #ifdef DEBERTA_WITH_SERVICE
   if (command == "classify") return deberta::tools::ClassifyCommand();
@@ -113,7 +102,7 @@ int main(int argc, char** argv) {
             << "' (run, make-random-model, convert, tokenize, classify, zero-shot, fill-mask, info, health, bench, engine-bench)\n";
 #else
   std::cerr << "deberta-cli: unknown command '" << command
-            << "' (this build has only run, make-random-model and tokenize; build with DEBERTA_WITH_SERVICE=ON for "
+            << "' (this build has only run, make-random-model, convert and tokenize; build with DEBERTA_WITH_SERVICE=ON for "
                "client commands)\n";
 #endif
   return 2;

@@ -5,25 +5,16 @@
 
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <set>
-#include <sstream>
 
 #include "absl/strings/str_cat.h"
+#include "model/read_file.h"
 #include "nlohmann/json.hpp"
 
 namespace deberta::model {
 namespace {
 
 namespace fs = std::filesystem;
-
-absl::StatusOr<std::string> ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return absl::NotFoundError(absl::StrCat("cannot read ", path));
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
 
 absl::StatusOr<TensorDType> DTypeOf(const at::Tensor& tensor, const std::string& name) {
   switch (tensor.scalar_type()) {
@@ -41,7 +32,7 @@ absl::StatusOr<TensorDType> DTypeOf(const at::Tensor& tensor, const std::string&
 
 // The shard files of an index (`weight_map` values), in name order.
 absl::StatusOr<std::set<std::string>> ShardsOf(const std::string& index_path) {
-  absl::StatusOr<std::string> text = ReadFile(index_path);
+  absl::StatusOr<std::string> text = ReadFileToString(index_path);
   if (!text.ok()) return text.status();
   const nlohmann::json index = nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false);
   if (!index.is_object() || !index.contains("weight_map") || !index["weight_map"].is_object()) {
@@ -93,7 +84,7 @@ absl::StatusOr<std::unique_ptr<SafetensorsFile>> FromTensors(const std::map<std:
 }  // namespace
 
 absl::StatusOr<std::map<std::string, OwnedTensor>> ReadPytorchBin(const std::string& path) {
-  absl::StatusOr<std::string> bytes = ReadFile(path);
+  absl::StatusOr<std::string> bytes = ReadFileToString(path);
   if (!bytes.ok()) return bytes.status();
   // torch.save's zip format starts with a local file header ("PK\3\4");
   // the legacy format is a bare pickle stream.
