@@ -155,8 +155,6 @@ constexpr char kDemoCorpus[] =
     "The hypothesis is that this example is about sports, politics, science, music, travel or food. "
     "She said that the movie was wonderful, but he thought it was boring and too long. We will see.";
 
-constexpr int kDemoSpecials = 5;  // [PAD] [CLS] [SEP] [UNK] [MASK].
-
 DemoTokenizerFiles MakeDemoTokenizerFiles() {
   const std::array<std::string, 256> bytes = Gpt2Tokenizer::ByteSymbols();
   // Words (pre-tokens) as symbol lists, with their counts, in first-seen

@@ -136,7 +136,8 @@ absl::Status SafetensorsFile::Parse() {
       }
       continue;
     }
-    auto bad = [&](absl::string_view why) { return corrupt(absl::StrCat("tensor '", key, "': ", why)); };
+    const std::string& name = key;  // A lambda may not capture a structured binding before C++20.
+    auto bad = [&](absl::string_view why) { return corrupt(absl::StrCat("tensor '", name, "': ", why)); };
     if (!entry.is_object()) return bad("entry is not an object");
     auto dtype_it = entry.find("dtype");
     auto shape_it = entry.find("shape");

@@ -15,10 +15,12 @@ build_packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
 )
 # What the integration tests drive: a real Prometheus and promtool, podman
-# and debootstrap for the image test. (Node.js and npm, for the offline
+# and debootstrap for the image test; clang and its libFuzzer runtime for
+# the fuzzers. (Node.js and npm, for the offline
 # Kubernetes schema check, come with this machine kind.)
 test_packages=(
   prometheus curl ca-certificates podman runc catatonit debootstrap fuse-overlayfs uidmap
+  clang libclang-rt-14-dev
 )
 runtime_packages=(
   libtorch1.13 libopenblas0-openmp libgrpc++1.51 libprotobuf32 libabsl20220623

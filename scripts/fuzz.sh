@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Builds the libFuzzer targets (fuzz/) with clang, AddressSanitizer and
+# UndefinedBehaviorSanitizer, and runs each for FUZZ_SECONDS (default 30)
+# from its seed corpus (fuzz/corpus/<target>, copied: the repository's
+# corpus is not changed). A crash, leak or sanitizer report fails; the
+# input that caused it is left in $BUILD_DIR/findings/ to become a test.
+# Called by scripts/test.sh; runs alone too (after scripts/install_deps.sh).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+BUILD_DIR=${FUZZ_BUILD_DIR:-build-fuzz}
+SECONDS_EACH=${FUZZ_SECONDS:-30}
+CC=clang CXX=clang++ cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  -DDEBERTA_BUILD_TESTS=OFF -DDEBERTA_BUILD_BENCH=OFF -DDEBERTA_BUILD_FUZZERS=ON \
+  -DCMAKE_CXX_FLAGS="-fsanitize=fuzzer-no-link,address,undefined -fno-omit-frame-pointer" >/dev/null
+targets=(safetensors_fuzzer config_fuzzer tokenizer_fuzzer request_fuzzer)
+cmake --build "$BUILD_DIR" -j "$(nproc)" --target "${targets[@]}"
+mkdir -p "$BUILD_DIR/findings"
+for target in "${targets[@]}"; do
+  corpus="$BUILD_DIR/corpus/$target"
+  rm -rf "$corpus" && mkdir -p "$corpus" && cp fuzz/corpus/"$target"/* "$corpus"/
+  echo "fuzz: $target for ${SECONDS_EACH}s"
+  "$BUILD_DIR/fuzz/$target" -max_total_time="$SECONDS_EACH" -timeout=10 -rss_limit_mb=2048 \
+    -artifact_prefix="$BUILD_DIR/findings/$target-" -print_final_stats=1 "$corpus" 2>"$BUILD_DIR/$target.log" \
+    || { tail -40 "$BUILD_DIR/$target.log"; echo "fuzz: $target FAILED"; exit 1; }
+  grep -E "stat::number_of_executed_units|stat::new_units_added" "$BUILD_DIR/$target.log" | tr '\n' ' '
+  echo
+done
+echo "fuzz: ${#targets[@]} targets clean"
