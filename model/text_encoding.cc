@@ -1,6 +1,8 @@
 // Pairs, truncation and [MASK] in text.
 #include "model/text_encoding.h"
 
+#include <algorithm>
+
 #include "absl/strings/str_cat.h"
 
 namespace deberta::model {
@@ -147,6 +149,23 @@ absl::StatusOr<std::vector<int32_t>> EncodeMaskedText(const Tokenizer& tokenizer
   }
   ids.push_back(special.sep);
   return ids;
+}
+
+CharIndex::CharIndex(absl::string_view text) : text_(text), starts_before_(text.size() + 1, 0) {
+  for (size_t b = 0; b < text.size(); ++b) {
+    const bool starts = (static_cast<unsigned char>(text[b]) & 0xC0) != 0x80;
+    starts_before_[b + 1] = starts_before_[b] + (starts ? 1 : 0);
+  }
+}
+
+std::pair<int32_t, int32_t> CharIndex::Map(int32_t begin, int32_t end) const {
+  const auto size = static_cast<int32_t>(text_.size());
+  begin = std::clamp(begin, 0, size);
+  end = std::clamp(end, begin, size);
+  const bool at_start = begin == size || (static_cast<unsigned char>(text_[begin]) & 0xC0) != 0x80;
+  // Inside a character: the one that started before.
+  const int32_t first = starts_before_[begin] - (at_start || begin == 0 ? 0 : 1);
+  return {first, std::max(first, starts_before_[end])};
 }
 
 }  // namespace deberta::model

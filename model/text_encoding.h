@@ -50,6 +50,20 @@ absl::StatusOr<EncodedText> EncodeText(const Tokenizer& tokenizer, absl::string_
 absl::StatusOr<std::vector<int32_t>> EncodeMaskedText(const Tokenizer& tokenizer, absl::string_view text,
                                                       std::vector<int32_t>* mask_positions);
 
+// Byte offsets in a UTF-8 text to character (code point) offsets, as
+// Python indexes a str. A range that starts or ends inside a character
+// covers the whole character.
+class CharIndex {
+ public:
+  explicit CharIndex(absl::string_view text);
+  // [begin, end) in bytes -> [begin, end) in characters.
+  std::pair<int32_t, int32_t> Map(int32_t begin, int32_t end) const;
+
+ private:
+  absl::string_view text_;
+  std::vector<int32_t> starts_before_;  // Characters starting before byte b, b = 0..size.
+};
+
 }  // namespace deberta::model
 
 #endif  // DEBERTA_MODEL_TEXT_ENCODING_H_

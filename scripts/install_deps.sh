@@ -16,8 +16,8 @@ build_packages=(
 )
 # What the integration tests drive: a real Prometheus and promtool, podman
 # and debootstrap for the image test; clang and its libFuzzer runtime for
-# the fuzzers. (Node.js and npm, for the offline
-# Kubernetes schema check, come with this machine kind.)
+# the fuzzers. Node.js and npm (the offline Kubernetes schema check) come
+# from Debian unless the machine already has them.
 test_packages=(
   prometheus curl ca-certificates podman runc catatonit debootstrap fuse-overlayfs uidmap
   clang libclang-rt-14-dev
@@ -33,6 +33,8 @@ case "${1:-}" in
   "") packages=("${build_packages[@]}" "${test_packages[@]}") ;;
   *) echo "usage: $0 [--build|--runtime-only]" >&2; exit 2 ;;
 esac
+
+if [[ -z "${1:-}" ]] && ! command -v npm >/dev/null; then packages+=(nodejs npm); fi
 
 missing=()
 for p in "${packages[@]}"; do

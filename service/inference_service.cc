@@ -252,7 +252,10 @@ grpc::ServerUnaryReactor* InferenceServiceImpl::Tokenize(grpc::CallbackServerCon
     response->add_pieces(id == special.cls ? "[CLS]" : id == special.sep ? "[SEP]" : tokenizer->Piece(id));
   }
   for (int32_t type : encoded->token_type_ids) response->add_token_type_ids(type);
-  for (const auto& [begin, end] : encoded->offsets) {
+  const model::CharIndex chars_a(request->text()), chars_b(request->text_pair());
+  for (size_t i = 0; i < encoded->offsets.size(); ++i) {
+    const model::CharIndex& chars = encoded->token_type_ids[i] == 0 ? chars_a : chars_b;
+    const auto [begin, end] = chars.Map(encoded->offsets[i].first, encoded->offsets[i].second);
     pb::TokenOffset* offset = response->add_offsets();
     offset->set_begin(begin);
     offset->set_end(end);

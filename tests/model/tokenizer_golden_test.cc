@@ -174,6 +174,17 @@ TEST_P(TokenizerGoldenTest, NoTruncationIsAnErrorNamingTheLengths) {
 INSTANTIATE_TEST_SUITE_P(Golden, TokenizerGoldenTest,
                          ::testing::Values("gpt2_v1_like", "spm_multilingual", "spm_v3_like"));
 
+TEST(CharIndexTest, MapsByteRangesToCodePoints) {
+  const std::string text = "a\xC3\xA9" "b\xF0\x9F\x99\x82" "c";  // a é b 🙂 c: bytes 0 1-2 3 4-7 8.
+  const CharIndex chars(text);
+  EXPECT_EQ(chars.Map(0, 1), (std::pair<int32_t, int32_t>{0, 1}));
+  EXPECT_EQ(chars.Map(1, 3), (std::pair<int32_t, int32_t>{1, 2}));
+  EXPECT_EQ(chars.Map(3, 8), (std::pair<int32_t, int32_t>{2, 4}));
+  EXPECT_EQ(chars.Map(5, 6), (std::pair<int32_t, int32_t>{3, 4}));  // Inside the emoji: all of it.
+  EXPECT_EQ(chars.Map(8, 9), (std::pair<int32_t, int32_t>{4, 5}));
+  EXPECT_EQ(chars.Map(9, 9), (std::pair<int32_t, int32_t>{5, 5}));
+}
+
 TEST(TokenizerTest, DemoTokenizerFitsTheDemoModelAndRoundTrips) {
   auto tokenizer = DemoTokenizer();
   ASSERT_TRUE(tokenizer.ok()) << tokenizer.status();
