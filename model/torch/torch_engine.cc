@@ -46,14 +46,19 @@ NetworkInputs PadBatch(const std::vector<const Sequence*>& sequences, bool use_t
   return inputs;
 }
 
-// The one place LibTorch exceptions become statuses.
+// The one place LibTorch exceptions become statuses. Out of memory is
+// ResourceExhausted: CUDA's as c10::OutOfMemoryError, the CPU allocator's
+// as std::bad_alloc or (LibTorch's DefaultCPUAllocator) a c10::Error that
+// says "not enough memory".
 absl::Status TranslateException(const std::exception& e) {
   std::string what = e.what();
   // Keep the first line; LibTorch appends a long C++ backtrace.
   if (size_t nl = what.find('\n'); nl != std::string::npos) what.resize(nl);
-  if (what.find("out of memory") != std::string::npos) {
-    return absl::ResourceExhaustedError(absl::StrCat("device out of memory: ", what));
-  }
+  const bool out_of_memory = dynamic_cast<const c10::OutOfMemoryError*>(&e) != nullptr ||
+                             dynamic_cast<const std::bad_alloc*>(&e) != nullptr ||
+                             what.find("not enough memory") != std::string::npos ||
+                             what.find("out of memory") != std::string::npos;
+  if (out_of_memory) return absl::ResourceExhaustedError(absl::StrCat("out of memory: ", what));
   return absl::InternalError(absl::StrCat("inference failed: ", what));
 }
 
