@@ -29,6 +29,8 @@ class InferenceCall final : public grpc::ServerUnaryReactor {
   InferenceCall(Endpoint endpoint, absl::Time deadline, ServiceMetrics* metrics,
                 std::function<void()> on_done);
 
+  // The client's deadline (infinite when it set none).
+  absl::Time deadline() const { return deadline_; }
   // The flag this call's tasks read: true once the client has gone away.
   std::shared_ptr<const std::atomic<bool>> cancelled() const { return cancelled_; }
   // Records one task's outcome; the call answers with the first error.

@@ -1,7 +1,6 @@
 // gRPC handlers: build tasks, schedule them, answer after the last one.
 #include "service/inference_service.h"
 
-#include <algorithm>
 #include <memory>
 #include <optional>
 
@@ -75,12 +74,10 @@ InferenceCall* InferenceServiceImpl::Reject(InferenceCall* call, const absl::Sta
 }
 
 void InferenceServiceImpl::Submit(InferenceCall* call, Endpoint endpoint,
-                                  grpc::CallbackServerContext* context,
                                   std::vector<std::unique_ptr<BatchTask>> tasks,
                                   std::vector<std::function<void(TaskResult)>> write,
                                   std::function<absl::Status()> complete) {
   int64_t tokens = 0;
-  const absl::Time deadline = absl::FromChrono(context->deadline());
   absl::Status scheduled;
   {
     // The call is answered once every task is done and this scope has
@@ -93,7 +90,7 @@ void InferenceServiceImpl::Submit(InferenceCall* call, Endpoint endpoint,
     for (size_t i = 0; i < tasks.size(); ++i) {
       BatchTask& task = *tasks[i];
       tokens += static_cast<int64_t>(task.length());
-      task.deadline = deadline;
+      task.deadline = call->deadline();
       task.cancelled = call->cancelled();
       task.done = [call, write = std::move(write[i]), piece = barrier.Inc()](const absl::Status& status,
                                                                             TaskResult result) {
@@ -131,7 +128,7 @@ grpc::ServerUnaryReactor* InferenceServiceImpl::Classify(grpc::CallbackServerCon
       WriteClassification(result.classify, top_k, info_.labels, slot);
     });
   }
-  Submit(call, Endpoint::kClassify, context, std::move(built->tasks), std::move(write));
+  Submit(call, Endpoint::kClassify, std::move(built->tasks), std::move(write));
   return call;
 }
 
@@ -155,7 +152,7 @@ grpc::ServerUnaryReactor* InferenceServiceImpl::FillMask(grpc::CallbackServerCon
       WriteFillMaskResult(result.fill_mask, requests_.tokenizer, text_ids ? &*text_ids : nullptr, slot);
     });
   }
-  Submit(call, Endpoint::kFillMask, context, *std::move(tasks), std::move(write));
+  Submit(call, Endpoint::kFillMask, *std::move(tasks), std::move(write));
   return call;
 }
 
@@ -177,18 +174,10 @@ grpc::ServerUnaryReactor* InferenceServiceImpl::ZeroShotClassify(grpc::CallbackS
   auto complete = [request, response, logits, entailment = built->entailment,
                    contradiction = built->contradiction]() {
     const std::vector<float> scores = ZeroShotScores(*logits, entailment, contradiction, request->multi_label());
-    std::vector<int> order(scores.size());
-    for (size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int>(i);
-    std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return scores[a] > scores[b]; });
-    for (int i : order) {
-      pb::ZeroShotLabel* label = response->add_labels();
-      label->set_label(request->candidate_labels(i));
-      label->set_score(scores[i]);
-      label->set_entailment_logit((*logits)[i][entailment]);
-    }
+    WriteZeroShotLabels(*request, scores, *logits, entailment, response);
     return absl::OkStatus();
   };
-  Submit(call, Endpoint::kZeroShotClassify, context, std::move(built->tasks), std::move(write), complete);
+  Submit(call, Endpoint::kZeroShotClassify, std::move(built->tasks), std::move(write), complete);
   return call;
 }
 

@@ -84,8 +84,7 @@ class InferenceServiceImpl final : public serving::v1::InferenceService::Callbac
   // call is answered after the last task, or at once if scheduling fails.
   // When every task succeeded, `complete` (if set) runs first, on the
   // thread of the last task, and its status is the answer's.
-  void Submit(InferenceCall* call, Endpoint endpoint, grpc::CallbackServerContext* context,
-              std::vector<std::unique_ptr<BatchTask>> tasks,
+  void Submit(InferenceCall* call, Endpoint endpoint, std::vector<std::unique_ptr<BatchTask>> tasks,
               std::vector<std::function<void(TaskResult)>> write,
               std::function<absl::Status()> complete = nullptr);
 

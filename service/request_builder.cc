@@ -43,9 +43,10 @@ absl::Status CheckTextInput(const pb::Sequence& in, const RequestOptions& option
   return absl::OkStatus();
 }
 
-// Tokenizes a text sequence (and its pair) within `limits`.
+// Tokenizes a text sequence (and its pair) within `limits`, and validates it.
 absl::StatusOr<model::Sequence> EncodeSequence(const pb::Sequence& in, const TextLimits& limits,
-                                               const RequestOptions& options, bool* truncated) {
+                                               const model::ModelInfo& info, const RequestOptions& options,
+                                               bool* truncated) {
   if (absl::Status s = CheckTextInput(in, options); !s.ok()) return s;
   std::optional<absl::string_view> pair;
   if (in.has_text_pair()) pair = in.text_pair();
@@ -56,6 +57,7 @@ absl::StatusOr<model::Sequence> EncodeSequence(const pb::Sequence& in, const Tex
   model::Sequence out;
   out.token_ids = std::move(encoded->input_ids);
   out.token_type_ids = std::move(encoded->token_type_ids);
+  if (absl::Status s = model::ValidateSequence(info, out); !s.ok()) return s;
   return out;
 }
 
@@ -119,10 +121,7 @@ absl::StatusOr<ZeroShotTasks> BuildZeroShotTasks(const pb::ZeroShotClassifyReque
     pair.set_text(request.text());
     pair.set_text_pair(absl::StrCat(tmpl.substr(0, slot), request.candidate_labels(i), tmpl.substr(slot + 2)));
     auto task = std::make_unique<BatchTask>();
-    absl::StatusOr<model::Sequence> sequence = EncodeSequence(pair, *limits, options, &task->truncated);
-    if (sequence.ok()) {
-      if (absl::Status s = model::ValidateSequence(info, *sequence); !s.ok()) sequence = s;
-    }
+    absl::StatusOr<model::Sequence> sequence = EncodeSequence(pair, *limits, info, options, &task->truncated);
     if (!sequence.ok()) {
       return absl::Status(sequence.status().code(),
                           absl::StrCat("candidate ", i, ": ", sequence.status().message()));
@@ -192,18 +191,20 @@ absl::StatusOr<ClassifyTasks> BuildClassifyTasks(const pb::ClassifyRequest& requ
   ClassifyTasks out;
   out.top_k = request.top_k() == 0 ? labels : request.top_k();
   out.tasks.reserve(n);
+  std::optional<TextLimits> limits;  // Resolved at the first text sequence.
   for (int i = 0; i < n; ++i) {
     auto task = std::make_unique<BatchTask>();
     const pb::Sequence& in = request.sequences(i);
     absl::StatusOr<model::Sequence> sequence;
     if (IsText(in)) {
-      absl::StatusOr<TextLimits> limits = ResolveTextLimits(request.truncation(), request.max_length(), info, options);
-      if (!limits.ok()) return limits.status();
-      sequence = EncodeSequence(in, *limits, options, &task->truncated);
-      task->from_text = true;
-      if (sequence.ok()) {
-        if (absl::Status s = model::ValidateSequence(info, *sequence); !s.ok()) sequence = s;
+      if (!limits) {
+        absl::StatusOr<TextLimits> resolved =
+            ResolveTextLimits(request.truncation(), request.max_length(), info, options);
+        if (!resolved.ok()) return resolved.status();
+        limits = *resolved;
       }
+      sequence = EncodeSequence(in, *limits, info, options, &task->truncated);
+      task->from_text = true;
     } else {
       sequence = PrepareSequence(in, info, options);
     }

@@ -8,14 +8,17 @@ namespace deberta::service {
 
 namespace pb = serving::v1;
 
+std::vector<int> OrderByScore(const std::vector<float>& scores) {
+  std::vector<int> order(scores.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return scores[a] > scores[b]; });
+  return order;
+}
+
 void WriteClassification(const model::ClassifyOutput& output, int top_k,
                          const std::vector<std::string>& labels, pb::Classification* out) {
   const int n = static_cast<int>(output.logits.size());
-  std::vector<int> order(n);
-  std::iota(order.begin(), order.end(), 0);
-  std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
-    return output.probabilities[a] > output.probabilities[b];
-  });
+  const std::vector<int> order = OrderByScore(output.probabilities);
   for (int k = 0; k < n; ++k) {
     out->add_logits(output.logits[k]);
     out->add_probabilities(output.probabilities[k]);
@@ -51,6 +54,17 @@ void WriteFillMaskResult(const model::FillMaskOutput& output, const model::Token
         filled[p.position] = mask;
       }
     }
+  }
+}
+
+void WriteZeroShotLabels(const pb::ZeroShotClassifyRequest& request, const std::vector<float>& scores,
+                         const std::vector<std::vector<float>>& logits, int entailment,
+                         pb::ZeroShotClassifyResponse* out) {
+  for (int i : OrderByScore(scores)) {
+    pb::ZeroShotLabel* label = out->add_labels();
+    label->set_label(request.candidate_labels(i));
+    label->set_score(scores[i]);
+    label->set_entailment_logit(logits[i][entailment]);
   }
 }
 

@@ -12,6 +12,9 @@
 
 namespace deberta::service {
 
+// Indices of `scores`, highest score first; ties keep index order.
+std::vector<int> OrderByScore(const std::vector<float>& scores);
+
 // Every logit and probability in label-id order, then the `top_k` most
 // probable labels, highest first (ties keep label order).
 void WriteClassification(const model::ClassifyOutput& output, int top_k,
@@ -23,6 +26,12 @@ void WriteClassification(const model::ClassifyOutput& output, int top_k,
 // candidate in place of its mask.
 void WriteFillMaskResult(const model::FillMaskOutput& output, const model::Tokenizer* tokenizer,
                          const std::vector<int32_t>* text_input_ids, serving::v1::FillMaskResult* out);
+
+// Every candidate label with its score and entailment logit, highest score
+// first (`logits`: each candidate's classifier logits, in request order).
+void WriteZeroShotLabels(const serving::v1::ZeroShotClassifyRequest& request, const std::vector<float>& scores,
+                         const std::vector<std::vector<float>>& logits, int entailment,
+                         serving::v1::ZeroShotClassifyResponse* out);
 
 }  // namespace deberta::service
 
