@@ -11,7 +11,7 @@ build_packages=(
   build-essential cmake ninja-build ccache lld pkg-config git
   libtorch-dev libopenblas0-openmp
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev grpc-proto
-  libabsl-dev prometheus-cpp-dev nlohmann-json3-dev libsentencepiece-dev libicu-dev
+  libabsl-dev prometheus-cpp-dev libcpp-httplib-dev libssl-dev nlohmann-json3-dev libsentencepiece-dev libicu-dev
   libgtest-dev libgmock-dev libbenchmark-dev
 )
 # What the integration tests drive: a real Prometheus and promtool, podman
@@ -24,7 +24,7 @@ test_packages=(
 )
 runtime_packages=(
   libtorch1.13 libopenblas0-openmp libgrpc++1.51 libprotobuf32 libabsl20220623
-  libprometheus-cpp-pull1.0 libprometheus-cpp-core1.0 libsentencepiece0 libicu72 ca-certificates
+  libprometheus-cpp-core1.0 libcpp-httplib0.11 libssl3 libsentencepiece0 libicu72 ca-certificates
 )
 
 case "${1:-}" in

@@ -25,6 +25,7 @@ const char* RejectionReasonName(RejectionReason reason) {
     case RejectionReason::kInvalidArgument: return "invalid_argument";
     case RejectionReason::kFailedPrecondition: return "failed_precondition";
     case RejectionReason::kShuttingDown: return "shutting_down";
+    case RejectionReason::kUnauthenticated: return "unauthenticated";
   }
   return "unknown";
 }

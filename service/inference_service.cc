@@ -53,9 +53,29 @@ bool InferenceServiceImpl::AwaitNoOpenCalls(absl::Time deadline) {
       absl::Condition(+[](int* open) { return *open == 0; }, &accepted_calls_), deadline);
 }
 
+absl::Status InferenceServiceImpl::Authorize(const grpc::CallbackServerContext& context) const {
+  if (options_.api_keys == nullptr) return absl::OkStatus();
+  const auto& metadata = context.client_metadata();
+  auto it = metadata.find("authorization");
+  if (it == metadata.end()) {
+    return absl::UnauthenticatedError("this server needs an API key: send the metadata 'authorization: Bearer <key>'");
+  }
+  const std::string key = PresentedKey(absl::string_view(it->second.data(), it->second.size()));
+  if (key.empty()) return absl::UnauthenticatedError("the authorization metadata must be 'Bearer <key>'");
+  if (!options_.api_keys->Accepts(key)) return absl::UnauthenticatedError("the API key is not valid");
+  return absl::OkStatus();
+}
+
 InferenceCall* InferenceServiceImpl::StartCall(Endpoint endpoint, grpc::CallbackServerContext* context,
                                                bool* accepted) {
   const absl::Time deadline = absl::FromChrono(context->deadline());
+  if (absl::Status auth = Authorize(*context); !auth.ok()) {
+    *accepted = false;
+    auto* call = new InferenceCall(endpoint, deadline, metrics_, /*on_done=*/nullptr);
+    if (metrics_) metrics_->RecordRejection(RejectionReason::kUnauthenticated);
+    call->Finish(auth);
+    return call;
+  }
   *accepted = TryAcceptCall();
   if (*accepted) return new InferenceCall(endpoint, deadline, metrics_, [this] { CallDone(); });
   auto* call = new InferenceCall(endpoint, deadline, metrics_, /*on_done=*/nullptr);
@@ -185,6 +205,9 @@ grpc::ServerUnaryReactor* InferenceServiceImpl::GetModelInfo(grpc::CallbackServe
                                                              const pb::GetModelInfoRequest*,
                                                              pb::ModelInfo* response) {
   const absl::Time start = absl::Now();
+  if (absl::Status auth = Authorize(*context); !auth.ok()) {
+    return AnswerNow(context, Endpoint::kGetModelInfo, start, auth);
+  }
   response->set_model_name(info_.name);
   response->set_model_type(info_.model_type);
   response->set_description(info_.description);
@@ -212,7 +235,10 @@ grpc::ServerUnaryReactor* InferenceServiceImpl::GetModelInfo(grpc::CallbackServe
 grpc::ServerUnaryReactor* InferenceServiceImpl::AnswerNow(grpc::CallbackServerContext* context,
                                                           Endpoint endpoint, absl::Time start,
                                                           const absl::Status& status) {
-  if (metrics_) metrics_->RecordRequest(endpoint, status.code(), absl::Now() - start);
+  if (metrics_) {
+    if (absl::IsUnauthenticated(status)) metrics_->RecordRejection(RejectionReason::kUnauthenticated);
+    metrics_->RecordRequest(endpoint, status.code(), absl::Now() - start);
+  }
   auto* reactor = context->DefaultReactor();
   reactor->Finish(ToGrpcStatus(status));
   return reactor;
@@ -222,6 +248,7 @@ grpc::ServerUnaryReactor* InferenceServiceImpl::Tokenize(grpc::CallbackServerCon
                                                          const pb::TokenizeRequest* request,
                                                          pb::TokenizeResponse* response) {
   const absl::Time start = absl::Now();
+  if (absl::Status auth = Authorize(*context); !auth.ok()) return AnswerNow(context, Endpoint::kTokenize, start, auth);
   const model::Tokenizer* tokenizer = requests_.tokenizer;
   if (tokenizer == nullptr) {
     return AnswerNow(context, Endpoint::kTokenize, start,
@@ -258,6 +285,9 @@ grpc::ServerUnaryReactor* InferenceServiceImpl::Detokenize(grpc::CallbackServerC
                                                            const pb::DetokenizeRequest* request,
                                                            pb::DetokenizeResponse* response) {
   const absl::Time start = absl::Now();
+  if (absl::Status auth = Authorize(*context); !auth.ok()) {
+    return AnswerNow(context, Endpoint::kDetokenize, start, auth);
+  }
   if (requests_.tokenizer == nullptr) {
     return AnswerNow(context, Endpoint::kDetokenize, start,
                      absl::FailedPreconditionError("the served checkpoint has no tokenizer files"));

@@ -15,6 +15,7 @@
 #include "deberta/serving/v1/inference.grpc.pb.h"
 #include "model/engine.h"
 #include "model/special_tokens.h"
+#include "service/api_keys.h"
 #include "service/batcher.h"
 #include "service/metrics.h"
 #include "service/request_builder.h"
@@ -35,6 +36,9 @@ class InferenceServiceImpl final : public serving::v1::InferenceService::Callbac
     // sequence names no positions.
     model::SpecialTokens special_tokens;
     std::string server_version;
+    // When set, every call needs `authorization: Bearer <key>` with one of
+    // these keys (borrowed; outlives the service).
+    const ApiKeys* api_keys = nullptr;
   };
 
   InferenceServiceImpl(const model::ModelInfo& info, const Options& options, Batcher* batcher,
@@ -67,6 +71,9 @@ class InferenceServiceImpl final : public serving::v1::InferenceService::Callbac
 
  private:
 
+  // OK, or Unauthenticated when API keys are on and the call carries none
+  // of them.
+  absl::Status Authorize(const grpc::CallbackServerContext& context) const;
   // Counts a call as accepted unless the server has stopped accepting.
   bool TryAcceptCall();
   // An accepted call is done (from its OnDone).

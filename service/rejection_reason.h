@@ -13,11 +13,12 @@ enum class RejectionReason {
   kInvalidArgument = 3,     // The request failed validation.
   kFailedPrecondition = 4,  // The served model lacks the head the endpoint needs.
   kShuttingDown = 5,        // The server was draining (UNAVAILABLE).
+  kUnauthenticated = 6,     // No valid API key (UNAUTHENTICATED).
 };
-inline constexpr int kNumRejectionReasons = 6;
+inline constexpr int kNumRejectionReasons = 7;
 
 // "queue_full", "deadline_exceeded", "cancelled", "invalid_argument",
-// "failed_precondition", "shutting_down".
+// "failed_precondition", "shutting_down", "unauthenticated".
 const char* RejectionReasonName(RejectionReason reason);
 
 }  // namespace deberta::service

@@ -3,6 +3,8 @@
 
 #include <grpcpp/ext/proto_server_reflection_plugin.h>
 #include <grpcpp/health_check_service_interface.h>
+#include <grpcpp/impl/server_builder_option.h>
+#include <grpcpp/impl/server_builder_plugin.h>
 #include <grpcpp/server_builder.h>
 #include <glog/logging.h>
 
@@ -11,6 +13,9 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "service/grpc_credentials.h"
+#include "service/metrics_endpoint.h"
+#include "service/tls_identity.h"
 
 namespace deberta::service {
 namespace {
@@ -19,6 +24,21 @@ namespace {
 int ToMillis(absl::Duration d) {
   return static_cast<int>(std::min<int64_t>(absl::ToInt64Milliseconds(d), INT32_MAX));
 }
+
+// Removes gRPC's reflection plugin from one server (the plugin, once
+// initialized, is added to every ServerBuilder of the process).
+class WithoutReflection : public grpc::ServerBuilderOption {
+ public:
+  void UpdateArguments(grpc::ChannelArguments*) override {}
+  void UpdatePlugins(std::vector<std::unique_ptr<grpc::ServerBuilderPlugin>>* plugins) override {
+    plugins->erase(std::remove_if(plugins->begin(), plugins->end(),
+                                  [](const auto& plugin) {
+                                    return dynamic_cast<grpc::reflection::ProtoServerReflectionPlugin*>(plugin.get()) !=
+                                           nullptr;
+                                  }),
+                   plugins->end());
+  }
+};
 
 }  // namespace
 
@@ -33,11 +53,7 @@ Server::Server(ServerConfig config, std::unique_ptr<model::Engine> engine,
 
 Server::~Server() { Shutdown(); }
 
-int Server::metrics_port() const {
-  if (!exposer_) return -1;
-  auto ports = exposer_->GetListeningPorts();
-  return ports.empty() ? -1 : ports.front();
-}
+int Server::metrics_port() const { return metrics_http_ ? metrics_http_->port() : -1; }
 
 absl::Status Server::Start() {
   if (absl::Status s = config_.Validate(); !s.ok()) return s;
@@ -45,6 +61,14 @@ absl::Status Server::Start() {
   if (tokenizer_ != nullptr && tokenizer_->vocab_size() > info.vocab_size) {
     return absl::FailedPreconditionError(absl::StrCat("the tokenizer has ", tokenizer_->vocab_size(),
                                                       " ids but the model's vocabulary only ", info.vocab_size));
+  }
+  const SecurityConfig& security = config_.security;
+  if (absl::Status s = TlsIdentity::Check(security); !s.ok()) return s;
+  if (security.api_keys()) {
+    absl::StatusOr<std::unique_ptr<ApiKeys>> keys = ApiKeys::Load(security.api_keys_file, security.reload_interval);
+    if (!keys.ok()) return keys.status();
+    api_keys_ = *std::move(keys);
+    config_.service.api_keys = api_keys_.get();
   }
   metrics_.SetBuildInfo({{"version", config_.service.server_version},
                          {"model", info.name},
@@ -54,35 +78,59 @@ absl::Status Server::Start() {
                             config_.batcher.max_enqueued_tasks);
   metrics_.SetModelReady(false);
   metrics_.SetDraining(false);
-  if (config_.metrics_port >= 0) {
-    const std::string& address =
-        config_.metrics_listen_address.empty() ? config_.listen_address : config_.metrics_listen_address;
-    // civetweb binds all interfaces for a bare port; "0.0.0.0:N" fails there.
-    const std::string bind =
-        address == "0.0.0.0" ? absl::StrCat(config_.metrics_port) : absl::StrCat(address, ":", config_.metrics_port);
-    // civetweb gives every connection a thread until it closes: enough
-    // threads, and a short request timeout, keep slow or idle clients from
-    // taking all of them and starving Prometheus's scrapes.
-    const std::string timeout_ms = absl::StrCat(absl::ToInt64Milliseconds(config_.metrics_request_timeout));
-    try {
-      exposer_ = std::make_unique<prometheus::Exposer>(std::vector<std::string>{
-          "listening_ports", bind, "num_threads", absl::StrCat(config_.metrics_threads),
-          "request_timeout_ms", timeout_ms, "keep_alive_timeout_ms", timeout_ms});
-    } catch (const std::exception& e) {
-      // prometheus-cpp reports a failed bind (port taken) by throwing.
-      return absl::UnavailableError(absl::StrCat("cannot serve /metrics on ", bind, ": ", e.what()));
-    }
-    exposer_->RegisterCollectable(metrics_.registry());
-  }
+  if (absl::Status s = StartMetrics(); !s.ok()) return s;
 
   batcher_ = std::make_unique<Batcher>(config_.batcher, engine_.get(), RealClock::Get(), &metrics_);
   service_ = std::make_unique<InferenceServiceImpl>(info, config_.service, batcher_.get(), &metrics_);
+  if (absl::Status s = StartGrpc(); !s.ok()) return s;
 
+  auto* health = grpc_server_->GetHealthCheckService();
+  const std::string service_name = deberta::serving::v1::InferenceService::service_full_name();
+  health->SetServingStatus(false);  // NOT_SERVING until warmed up.
+  health->SetServingStatus(service_name, false);
+  // The executor thread initializes the engine and warms it up; until then
+  // calls are answered UNAVAILABLE.
+  if (absl::Status s = batcher_->Start(); !s.ok()) return s;
+  health->SetServingStatus(true);
+  health->SetServingStatus(service_name, true);
+  metrics_.SetModelReady(true);
+  return absl::OkStatus();
+}
+
+absl::Status Server::StartMetrics() {
+  if (config_.metrics_port < 0) return absl::OkStatus();
+  HttpServer::Options options;
+  options.address = config_.metrics_listen_address.empty() ? config_.listen_address : config_.metrics_listen_address;
+  options.port = config_.metrics_port;
+  // Every open connection holds a thread: enough of them, and a short
+  // request timeout, keep slow or idle clients from starving the scrapes.
+  options.threads = config_.metrics_threads;
+  options.request_timeout = config_.metrics_request_timeout;
+  options.max_body_bytes = 4096;  // GET only.
+  options.security = config_.security;
+  absl::StatusOr<std::unique_ptr<HttpServer>> http = HttpServer::Create(options);
+  if (!http.ok()) return http.status();
+  metrics_http_ = *std::move(http);
+  const ApiKeys* keys = config_.security.metrics_without_api_key ? nullptr : api_keys_.get();
+  AddMetricsRoute(metrics_http_->routes(), metrics_.registry(), keys);
+  if (absl::Status s = metrics_http_->Start(); !s.ok()) {
+    return absl::UnavailableError(absl::StrCat("/metrics: ", s.message()));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Server::StartGrpc() {
+  const SecurityConfig& security = config_.security;
   grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
   grpc::ServerBuilder builder;
+  if (api_keys_ != nullptr && !security.reflection_without_api_key) {
+    // gRPC's reflection service cannot check a key: with keys it is off
+    // unless asked for.
+    builder.SetOption(std::make_unique<WithoutReflection>());
+  }
   builder.AddListeningPort(absl::StrCat(config_.listen_address, ":", config_.port),
-                           grpc::InsecureServerCredentials(), &bound_port_);
+                           MakeGrpcServerCredentials(security), &bound_port_);
   builder.RegisterService(service_.get());
   builder.SetMaxReceiveMessageSize(config_.max_message_bytes);
   // gRPC sets SO_REUSEPORT by default: a second server on the same port
@@ -100,16 +148,6 @@ absl::Status Server::Start() {
     return absl::UnavailableError(absl::StrCat("cannot listen on ", config_.listen_address, ":", config_.port,
                                                " (is the port in use by another server?)"));
   }
-  auto* health = grpc_server_->GetHealthCheckService();
-  const std::string service_name = deberta::serving::v1::InferenceService::service_full_name();
-  health->SetServingStatus(false);  // NOT_SERVING until warmed up.
-  health->SetServingStatus(service_name, false);
-  // The executor thread initializes the engine and warms it up; until then
-  // calls are answered UNAVAILABLE.
-  if (absl::Status s = batcher_->Start(); !s.ok()) return s;
-  health->SetServingStatus(true);
-  health->SetServingStatus(service_name, true);
-  metrics_.SetModelReady(true);
   return absl::OkStatus();
 }
 
@@ -143,6 +181,7 @@ void Server::Shutdown() {
   }
   if (batcher_) batcher_->Stop();
   metrics_.SetModelReady(false);
+  if (metrics_http_) metrics_http_->Stop();
   LOG(INFO) << "drain: done";
 }
 

@@ -1,11 +1,10 @@
 // Server: owns the engine, the batcher, the gRPC server (inference,
-// health, reflection) and the metrics exposer, and orders their start-up
-// and shutdown.
+// health, reflection), the /metrics HTTP server and the credentials (TLS,
+// API keys), and orders their start-up and shutdown.
 #ifndef DEBERTA_SERVICE_SERVER_H_
 #define DEBERTA_SERVICE_SERVER_H_
 
 #include <grpcpp/server.h>
-#include <prometheus/exposer.h>
 
 #include <memory>
 #include <string>
@@ -14,10 +13,12 @@
 #include "absl/time/time.h"
 #include "model/engine.h"
 #include "model/tokenizer.h"
+#include "service/api_keys.h"
 #include "service/batcher.h"
 #include "service/inference_service.h"
 #include "service/metrics.h"
 #include "service/server_config.h"
+#include "service/http_server.h"
 
 namespace deberta::service {
 
@@ -48,6 +49,10 @@ class Server {
   ServiceMetrics& metrics() { return metrics_; }
 
  private:
+  // The parts of Start() that bind: /metrics, then gRPC.
+  absl::Status StartMetrics();
+  absl::Status StartGrpc();
+
   ServerConfig config_;
   std::unique_ptr<model::Engine> engine_;
   std::unique_ptr<model::Tokenizer> tokenizer_;
@@ -55,7 +60,8 @@ class Server {
   std::unique_ptr<Batcher> batcher_;
   std::unique_ptr<InferenceServiceImpl> service_;
   std::unique_ptr<grpc::Server> grpc_server_;
-  std::unique_ptr<prometheus::Exposer> exposer_;
+  std::unique_ptr<ApiKeys> api_keys_;             // With --api_keys_file.
+  std::unique_ptr<HttpServer> metrics_http_;      // /metrics, unless off.
   int bound_port_ = 0;
   // Held for the whole shutdown, so a second caller returns only once the
   // first has finished.

@@ -56,7 +56,7 @@ absl::Status ServerConfig::Validate() const {
   if (requests.max_fill_mask_candidates < 1) {
     return OutOfRange("max_fill_mask_candidates", requests.max_fill_mask_candidates, ">= 1");
   }
-  return absl::OkStatus();
+  return security.Validate();
 }
 
 std::string ServerConfig::Describe() const {
@@ -71,6 +71,11 @@ std::string ServerConfig::Describe() const {
       " max_connection_age_grace=", absl::FormatDuration(max_connection_age_grace),
       " min_client_ping_interval=", absl::FormatDuration(min_client_ping_interval),
       " max_metadata_bytes=", max_metadata_bytes,
+      " tls=", !security.tls() ? "off" : security.tls_client_ca.empty() ? "on" : "mutual",
+      " api_keys=", security.api_keys() ? "on" : "off",
+      " reflection_without_api_key=", security.reflection_without_api_key ? "true" : "false",
+      " metrics_without_api_key=", security.metrics_without_api_key ? "true" : "false",
+      " credentials_reload_interval=", absl::FormatDuration(security.reload_interval),
       " max_batch_size=", batcher.max_batch_size, " max_batch_tokens=", batcher.max_batch_tokens,
       " batch_timeout=", absl::FormatDuration(batcher.batch_timeout),
       " max_queue_size=", batcher.max_enqueued_tasks,

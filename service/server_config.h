@@ -10,6 +10,7 @@
 #include "absl/time/time.h"
 #include "service/batcher.h"
 #include "service/inference_service.h"
+#include "service/security_config.h"
 
 namespace deberta::service {
 
@@ -41,6 +42,8 @@ struct ServerConfig {
   absl::Duration min_client_ping_interval = absl::Seconds(10);
   // Largest request metadata (headers) accepted.
   int max_metadata_bytes = 16 << 10;
+  // TLS, mutual TLS and API keys (all off by default).
+  SecurityConfig security;
 
   // InvalidArgument naming the setting (by its flag) and the allowed range.
   absl::Status Validate() const;

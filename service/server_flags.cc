@@ -22,6 +22,18 @@ ABSL_FLAG(absl::Duration, max_connection_age_grace, absl::Seconds(30),
 ABSL_FLAG(absl::Duration, min_client_ping_interval, absl::Seconds(10),
           "Clients' keepalive pings more often than this are refused (and then the connection)");
 ABSL_FLAG(int, max_metadata_bytes, 16 << 10, "Largest request metadata (headers) accepted");
+ABSL_FLAG(std::string, tls_cert, "", "PEM certificate chain: serve gRPC and /metrics over TLS only");
+ABSL_FLAG(std::string, tls_key, "", "PEM private key of --tls_cert");
+ABSL_FLAG(std::string, tls_client_ca, "",
+          "PEM CA bundle: clients must present a certificate it signed (mutual TLS)");
+ABSL_FLAG(std::string, api_keys_file, "",
+          "File of API keys, one per line: calls need 'authorization: Bearer <key>' (health exempt)");
+ABSL_FLAG(bool, reflection_without_api_key, false,
+          "With --api_keys_file: still serve gRPC reflection (without a key); it is off otherwise");
+ABSL_FLAG(bool, metrics_without_api_key, false,
+          "With --api_keys_file: serve /metrics without a key (otherwise the key is the Basic-auth password)");
+ABSL_FLAG(absl::Duration, credentials_reload_interval, absl::Seconds(10),
+          "How often TLS files and the API keys file are checked for changes");
 ABSL_FLAG(int64_t, max_batch_size, 32, "Most sequences per batch");
 ABSL_FLAG(int64_t, max_batch_tokens, 8192, "Most padded tokens (sequences x longest) per batch");
 ABSL_FLAG(absl::Duration, batch_timeout, absl::ZeroDuration(),
@@ -71,6 +83,14 @@ absl::StatusOr<ServerConfig> ServerConfigFromFlags(const model::EngineOptions& e
   config.max_connection_age_grace = absl::GetFlag(FLAGS_max_connection_age_grace);
   config.min_client_ping_interval = absl::GetFlag(FLAGS_min_client_ping_interval);
   config.max_metadata_bytes = absl::GetFlag(FLAGS_max_metadata_bytes);
+  SecurityConfig& security = config.security;
+  security.tls_cert = absl::GetFlag(FLAGS_tls_cert);
+  security.tls_key = absl::GetFlag(FLAGS_tls_key);
+  security.tls_client_ca = absl::GetFlag(FLAGS_tls_client_ca);
+  security.api_keys_file = absl::GetFlag(FLAGS_api_keys_file);
+  security.reflection_without_api_key = absl::GetFlag(FLAGS_reflection_without_api_key);
+  security.metrics_without_api_key = absl::GetFlag(FLAGS_metrics_without_api_key);
+  security.reload_interval = absl::GetFlag(FLAGS_credentials_reload_interval);
   const int64_t max_batch_size = absl::GetFlag(FLAGS_max_batch_size);
   const int64_t max_queue_size = absl::GetFlag(FLAGS_max_queue_size);
   if (absl::Status s = AtLeast("max_batch_size", max_batch_size, 1); !s.ok()) return s;

@@ -74,6 +74,7 @@ int ClassifyCommand() {
   }
   pb::ClassifyResponse response;
   grpc::ClientContext context;
+  PrepareContext(&context);
   auto status = pb::InferenceService::NewStub(MakeChannel())->Classify(&context, request, &response);
   if (!status.ok()) return ReportRpcError(status);
   for (int i = 0; i < response.results_size(); ++i) {
@@ -101,6 +102,7 @@ int FillMaskCommand() {
   }
   pb::FillMaskResponse response;
   grpc::ClientContext context;
+  PrepareContext(&context);
   auto status = pb::InferenceService::NewStub(MakeChannel())->FillMask(&context, request, &response);
   if (!status.ok()) return ReportRpcError(status);
   for (int i = 0; i < response.results_size(); ++i) {
@@ -131,6 +133,7 @@ int ZeroShotCommand() {
   request.set_max_length(absl::GetFlag(FLAGS_max_length));
   pb::ZeroShotClassifyResponse response;
   grpc::ClientContext context;
+  PrepareContext(&context);
   auto status = pb::InferenceService::NewStub(MakeChannel())->ZeroShotClassify(&context, request, &response);
   if (!status.ok()) return ReportRpcError(status);
   for (const auto& label : response.labels()) std::cout << label.label() << "\t" << label.score() << "\n";
@@ -145,6 +148,7 @@ int RemoteTokenizeCommand() {
   request.set_max_length(absl::GetFlag(FLAGS_max_length));
   pb::TokenizeResponse response;
   grpc::ClientContext context;
+  PrepareContext(&context);
   auto status = pb::InferenceService::NewStub(MakeChannel())->Tokenize(&context, request, &response);
   if (!status.ok()) return ReportRpcError(status);
   for (int i = 0; i < response.token_ids_size(); ++i) {
@@ -157,6 +161,7 @@ int RemoteTokenizeCommand() {
 int InfoCommand() {
   pb::ModelInfo info;
   grpc::ClientContext context;
+  PrepareContext(&context);
   auto status = pb::InferenceService::NewStub(MakeChannel())->GetModelInfo(&context, {}, &info);
   if (!status.ok()) return ReportRpcError(status);
   std::cout << info.DebugString();
@@ -168,6 +173,7 @@ int HealthCommand() {
   request.set_service(absl::GetFlag(FLAGS_health_service));
   grpc::health::v1::HealthCheckResponse response;
   grpc::ClientContext context;
+  PrepareContext(&context);
   context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(5));
   auto status = grpc::health::v1::Health::NewStub(MakeChannel())->Check(&context, request, &response);
   if (!status.ok()) return ReportRpcError(status);

@@ -1,20 +1,79 @@
-// Client channel from --server and --lb.
+// Client channel from --server, --lb and the TLS flags; the API key.
 #include "tools/grpc_client.h"
 
+#include <cstdlib>
 #include <iostream>
 
 #include "absl/flags/flag.h"
+#include "absl/strings/str_cat.h"
+#include "model/read_file.h"
 
 ABSL_FLAG(std::string, server, "localhost:50051", "client: gRPC target of the server");
 ABSL_FLAG(std::string, lb, "", "client: load-balancing policy, e.g. round_robin over a headless service");
+ABSL_FLAG(bool, tls, false, "client: connect over TLS, trusting the system's CAs (implied by the other --tls_*)");
+ABSL_FLAG(std::string, tls_ca, "", "client: PEM CA bundle that signed the server's certificate");
+ABSL_FLAG(std::string, tls_cert, "", "client: PEM client certificate, for servers that require mutual TLS");
+ABSL_FLAG(std::string, tls_key, "", "client: PEM private key of --tls_cert");
+ABSL_FLAG(std::string, tls_server_name, "",
+          "client: name to verify in the server's certificate, when it differs from --server's host");
+ABSL_FLAG(std::string, api_key, "",
+          "client: API key, sent as 'authorization: Bearer <key>' (default: $DEBERTA_API_KEY)");
 
 namespace deberta::tools {
+namespace {
+
+std::string ReadPemOrExit(const char* flag, const std::string& path) {
+  if (path.empty()) return "";
+  absl::StatusOr<std::string> text = model::ReadFileToString(path);
+  if (!text.ok()) {
+    std::cerr << "error: --" << flag << ": " << text.status().message() << "\n";
+    std::exit(2);
+  }
+  return *text;
+}
+
+std::shared_ptr<grpc::ChannelCredentials> Credentials() {
+  const bool tls = absl::GetFlag(FLAGS_tls) || !absl::GetFlag(FLAGS_tls_ca).empty() ||
+                   !absl::GetFlag(FLAGS_tls_cert).empty() || !absl::GetFlag(FLAGS_tls_server_name).empty();
+  if (!tls) return grpc::InsecureChannelCredentials();
+  if (absl::GetFlag(FLAGS_tls_cert).empty() != absl::GetFlag(FLAGS_tls_key).empty()) {
+    std::cerr << "error: --tls_cert and --tls_key go together\n";
+    std::exit(2);
+  }
+  grpc::SslCredentialsOptions options;
+  options.pem_root_certs = ReadPemOrExit("tls_ca", absl::GetFlag(FLAGS_tls_ca));  // Empty: the system's.
+  options.pem_cert_chain = ReadPemOrExit("tls_cert", absl::GetFlag(FLAGS_tls_cert));
+  options.pem_private_key = ReadPemOrExit("tls_key", absl::GetFlag(FLAGS_tls_key));
+  return grpc::SslCredentials(options);
+}
+
+std::string ApiKey() {
+  std::string key = absl::GetFlag(FLAGS_api_key);
+  if (key.empty()) {
+    const char* env = std::getenv("DEBERTA_API_KEY");
+    if (env != nullptr) key = env;
+  }
+  return key;
+}
+
+}  // namespace
 
 std::shared_ptr<grpc::Channel> MakeChannel() {
   grpc::ChannelArguments args;
   if (!absl::GetFlag(FLAGS_lb).empty()) args.SetLoadBalancingPolicyName(absl::GetFlag(FLAGS_lb));
+  if (!absl::GetFlag(FLAGS_tls_server_name).empty()) {
+    args.SetSslTargetNameOverride(absl::GetFlag(FLAGS_tls_server_name));
+  }
   args.SetMaxReceiveMessageSize(64 << 20);
-  return grpc::CreateCustomChannel(absl::GetFlag(FLAGS_server), grpc::InsecureChannelCredentials(), args);
+  return grpc::CreateCustomChannel(absl::GetFlag(FLAGS_server), Credentials(), args);
+}
+
+void PrepareContext(grpc::ClientContext* context) {
+  static const std::string* const authorization = [] {
+    const std::string key = ApiKey();
+    return key.empty() ? nullptr : new std::string(absl::StrCat("Bearer ", key));
+  }();
+  if (authorization != nullptr) context->AddMetadata("authorization", *authorization);
 }
 
 int ReportRpcError(const grpc::Status& status) {

@@ -1,6 +1,8 @@
 // The channel every client command of deberta-cli talks over: --server
-// (any gRPC target) and --lb (a load-balancing policy, e.g. round_robin over
-// a dns:/// headless-service target, so requests spread over every pod).
+// (any gRPC target), --lb (a load-balancing policy, e.g. round_robin over
+// a dns:/// headless-service target, so requests spread over every pod),
+// TLS (--tls, --tls_ca, --tls_cert/--tls_key for mutual TLS,
+// --tls_server_name) and the API key (--api_key or $DEBERTA_API_KEY).
 #ifndef DEBERTA_TOOLS_GRPC_CLIENT_H_
 #define DEBERTA_TOOLS_GRPC_CLIENT_H_
 
@@ -10,7 +12,11 @@
 
 namespace deberta::tools {
 
+// Exits with code 2 and a message when a TLS file cannot be read.
 std::shared_ptr<grpc::Channel> MakeChannel();
+
+// Adds what every call carries (the API key, when there is one).
+void PrepareContext(grpc::ClientContext* context);
 
 // Prints a failed RPC to stderr; returns the exit code 1.
 int ReportRpcError(const grpc::Status& status);

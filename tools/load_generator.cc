@@ -40,6 +40,7 @@ absl::StatusOr<std::vector<BenchText>> MakeTexts(const std::shared_ptr<grpc::Cha
   pb::ModelInfo info;
   {
     grpc::ClientContext context;
+    PrepareContext(&context);
     grpc::Status status = stub->GetModelInfo(&context, {}, &info);
     if (!status.ok()) return absl::Status(static_cast<absl::StatusCode>(status.error_code()), status.error_message());
   }
@@ -52,6 +53,7 @@ absl::StatusOr<std::vector<BenchText>> MakeTexts(const std::shared_ptr<grpc::Cha
     *request.mutable_token_ids() = {ids.begin(), ids.end()};
     pb::DetokenizeResponse response;
     grpc::ClientContext context;
+    PrepareContext(&context);
     grpc::Status status = stub->Detokenize(&context, request, &response);
     if (!status.ok()) return absl::Status(static_cast<absl::StatusCode>(status.error_code()), status.error_message());
     texts.push_back({response.text(), static_cast<int>(ids.size())});
@@ -83,6 +85,7 @@ LevelResult RunLevel(const std::shared_ptr<grpc::Channel>& channel, int concurre
           len = text->ids;
         }
         grpc::ClientContext context;
+        PrepareContext(&context);
         context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));
         grpc::Status status;
         const absl::Time t0 = absl::Now();

@@ -5,82 +5,30 @@
 #include <gtest/gtest.h>
 #include <prometheus/text_serializer.h>
 #include <signal.h>
-#include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <cstdio>
-#include <regex>
 #include <thread>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "tests/testing/http_get.h"
 #include "tests/testing/pending_call.h"
-
-extern char** environ;
+#include "tests/testing/server_process.h"
 
 namespace deberta::testing {
 namespace {
 
-// The real binary, as a child process with its stdout on a pipe.
-class ServerProcess {
- public:
-  bool Start(const std::vector<std::string>& flags) {
-    int out[2];
-    if (pipe(out) != 0) return false;
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_adddup2(&actions, out[1], STDOUT_FILENO);
-    posix_spawn_file_actions_addclose(&actions, out[0]);
-    std::vector<std::string> args{DEBERTA_SERVER_BINARY};
-    args.insert(args.end(), flags.begin(), flags.end());
-    std::vector<char*> argv;
-    for (auto& arg : args) argv.push_back(arg.data());
-    argv.push_back(nullptr);
-    const int error = posix_spawn(&pid_, argv[0], &actions, nullptr, argv.data(), environ);
-    posix_spawn_file_actions_destroy(&actions);
-    close(out[1]);
-    if (error != 0) return false;
-    stdout_ = fdopen(out[0], "r");
-    return stdout_ != nullptr;
-  }
-  // The next line the server prints ("" at end of file).
-  std::string ReadLine() {
-    char line[1024];
-    return fgets(line, sizeof(line), stdout_) ? std::string(line) : std::string();
-  }
-  int Signal(int signal) { return kill(pid_, signal); }
-  // Exit status as waitpid reports it.
-  int Wait() {
-    int status = 0;
-    waitpid(pid_, &status, 0);
-    pid_ = -1;
-    return status;
-  }
-  ~ServerProcess() {
-    if (pid_ > 0) {
-      kill(pid_, SIGKILL);
-      Wait();
-    }
-    if (stdout_) fclose(stdout_);
-  }
-
- private:
-  pid_t pid_ = -1;
-  FILE* stdout_ = nullptr;
-};
-
 TEST(SigtermTest, QueuedRequestsFinishAndTheProcessExitsZero) {
   ServerProcess process;
   // Batches would wait an hour to fill: only the drain can run them soon.
-  ASSERT_TRUE(process.Start({"--model=demo", "--listen_address=127.0.0.1", "--port=0", "--metrics_port=0",
+  ASSERT_TRUE(process.Start(DEBERTA_SERVER_BINARY, {"--model=demo", "--listen_address=127.0.0.1", "--port=0", "--metrics_port=0",
                              "--threads=1", "--batch_timeout=1h", "--max_batch_size=64"}));
   const std::string banner = process.ReadLine();
-  std::smatch ports;
-  ASSERT_TRUE(std::regex_search(banner, ports, std::regex(R"(:(\d+), metrics on :(\d+))"))) << banner;
-  const int port = std::stoi(ports[1]), metrics_port = std::stoi(ports[2]);
+  int port = 0, metrics_port = 0;
+  ASSERT_TRUE(ParseBannerPorts(banner, &port, &metrics_port)) << banner;
 
   auto channel = grpc::CreateChannel(absl::StrCat("127.0.0.1:", port), grpc::InsecureChannelCredentials());
   auto stub = pb::InferenceService::NewStub(channel);

@@ -1,7 +1,7 @@
 // End-to-end over loopback with the demo model: health, model info,
 // classify and fill-mask answers equal the engine's own, many concurrent
 // clients each get their own answer, the bad-input table, and a /metrics
-// scrape. One server (and so one metrics Exposer) for the whole suite.
+// scrape. One server for the whole suite.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -52,7 +52,7 @@ class DemoServerTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
     service::ServerConfig config;
-    config.metrics_port = 0;  // The one Exposer of this binary.
+    config.metrics_port = 0;
     config.max_message_bytes = kMaxMessageBytes;
     config.service.requests.max_sequences_per_request = kMaxSequencesPerRequest;
     config.service.special_tokens = {model::kDemoPadId, model::kDemoClsId, model::kDemoSepId,

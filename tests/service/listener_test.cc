@@ -48,14 +48,14 @@ int OpenIdleConnection(int port) {
 
 TEST(ListenerTest, IdleHttpClientsDoNotStarveMetricsScrapes) {
   service::ServerConfig config;
-  config.metrics_port = 0;  // The one Exposer of this binary.
+  config.metrics_port = 0;
   // Long enough that only free threads can let the scrape through.
   config.metrics_request_timeout = absl::Seconds(60);
   auto server = StartTestServer(std::make_unique<FakeEngine>(), config);
   ASSERT_TRUE(server.ok()) << server.status();
   const int port = (*server)->server->metrics_port();
   ASSERT_GT(port, 0);
-  // Twice civetweb's old default of 2 worker threads, each held open.
+  // Twice the 2 worker threads /metrics once had, each held open.
   std::vector<int> idle;
   for (int i = 0; i < 4; ++i) {
     const int fd = OpenIdleConnection(port);
@@ -75,7 +75,7 @@ TEST(ListenerTest, MetricsClientsThatSendNothingAreDroppedAfterTheRequestTimeout
   config.metrics_port = 0;
   config.metrics_threads = 1;
   config.metrics_request_timeout = absl::Seconds(1);
-  // A server of its own (StartTestServer has one Exposer per binary in mind).
+  // A server of its own: its listen address and ports are kept.
   service::Server server(config, std::make_unique<FakeEngine>(), std::make_shared<prometheus::Registry>());
   ASSERT_TRUE(server.Start().ok());
   const int idle = OpenIdleConnection(server.metrics_port());
