@@ -22,7 +22,7 @@ node deploy/tools/prometheus_rule.mjs --check
 
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
-for overlay in cpu gpu; do
+for overlay in cpu gpu cpu-tls; do
   echo "== kustomize overlays/$overlay"
   kubectl kustomize "deploy/kubernetes/overlays/$overlay" >"$out/$overlay.yaml"
   node deploy/tools/validate_manifests.mjs <"$out/$overlay.yaml"
@@ -38,6 +38,13 @@ expect gpu "--device=cuda:0" yes
 expect cpu "--device=cpu" yes
 expect gpu "image: deberta-serve:cuda" yes
 expect cpu "image: deberta-serve:cpu" yes
+# The tls component: flags, Secrets, probes that speak TLS, HTTPS scrapes.
+expect cpu-tls "--tls_client_ca=/etc/deberta-serve-tls/ca.crt" yes
+expect cpu-tls "--api_keys_file=/etc/deberta-serve-api-keys/keys" yes
+expect cpu-tls "secretName: deberta-serve-tls" yes
+expect cpu-tls "grpc:\s*$" no
+expect cpu-tls "scheme: https" yes
+expect cpu "--tls_cert" no
 
 echo "== Dockerfiles"
 node deploy/tools/lint_dockerfiles.mjs docker/Dockerfile docker/Dockerfile.cuda

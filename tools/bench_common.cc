@@ -43,17 +43,27 @@ std::vector<int> BenchSequences::Next() {
 }
 
 int PrintResults(std::vector<LevelResult> results, const std::string& unit) {
-  for (auto& r : results) std::sort(r.latencies_ms.begin(), r.latencies_ms.end());
+  for (auto& r : results) {
+    std::sort(r.latencies_ms.begin(), r.latencies_ms.end());
+    for (auto& [code, latencies] : r.error_latencies_ms) std::sort(latencies.begin(), latencies.end());
+  }
   if (absl::GetFlag(FLAGS_json)) {
     std::vector<std::string> items;
     for (const auto& r : results) {
       std::vector<std::string> errors;
       for (const auto& [code, n] : r.errors) errors.push_back(absl::StrCat("\"", code, "\": ", n));
+      std::vector<std::string> error_p99;
+      for (const auto& [code, latencies] : r.error_latencies_ms) {
+        if (latencies.empty()) continue;
+        const size_t i = std::min(latencies.size() - 1, static_cast<size_t>(0.99 * latencies.size()));
+        error_p99.push_back(absl::StrCat("\"", code, "\": ", latencies[i]));
+      }
       items.push_back(absl::StrCat(
           "{\"", unit, "\": ", r.level, ", \"seconds\": ", r.seconds, ", \"ok\": ", r.ok,
           ", \"sequences_per_s\": ", r.ok / r.seconds, ", \"tokens_per_s\": ", r.tokens / r.seconds,
           ", \"mean_ms\": ", r.MeanMs(), ", \"p50_ms\": ", r.Percentile(0.5), ", \"p90_ms\": ", r.Percentile(0.9),
-          ", \"p99_ms\": ", r.Percentile(0.99), ", \"errors\": {", absl::StrJoin(errors, ", "), "}}"));
+          ", \"p99_ms\": ", r.Percentile(0.99), ", \"errors\": {", absl::StrJoin(errors, ", "),
+          "}, \"error_p99_ms\": {", absl::StrJoin(error_p99, ", "), "}}"));
     }
     std::cout << "[" << absl::StrJoin(items, ",\n ") << "]\n";
   } else {

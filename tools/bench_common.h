@@ -23,7 +23,8 @@ struct LevelResult {
   double seconds = 0;
   int64_t ok = 0, tokens = 0;
   std::map<std::string, int64_t> errors;  // By status code name.
-  std::vector<double> latencies_ms;       // Sorted before printing.
+  std::vector<double> latencies_ms;       // Of OK answers; sorted before printing.
+  std::map<std::string, std::vector<double>> error_latencies_ms;  // By code.
 
   double MeanMs() const;
   double Percentile(double p) const;

@@ -174,7 +174,6 @@ int HealthCommand() {
   grpc::health::v1::HealthCheckResponse response;
   grpc::ClientContext context;
   PrepareContext(&context);
-  context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(5));
   auto status = grpc::health::v1::Health::NewStub(MakeChannel())->Check(&context, request, &response);
   if (!status.ok()) return ReportRpcError(status);
   std::cout << grpc::health::v1::HealthCheckResponse::ServingStatus_Name(response.status()) << "\n";

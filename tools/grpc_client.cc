@@ -6,6 +6,8 @@
 
 #include "absl/flags/flag.h"
 #include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
 #include "model/read_file.h"
 
 ABSL_FLAG(std::string, server, "localhost:50051", "client: gRPC target of the server");
@@ -16,6 +18,7 @@ ABSL_FLAG(std::string, tls_cert, "", "client: PEM client certificate, for server
 ABSL_FLAG(std::string, tls_key, "", "client: PEM private key of --tls_cert");
 ABSL_FLAG(std::string, tls_server_name, "",
           "client: name to verify in the server's certificate, when it differs from --server's host");
+ABSL_FLAG(absl::Duration, deadline, absl::Seconds(30), "client: deadline of each call");
 ABSL_FLAG(std::string, api_key, "",
           "client: API key, sent as 'authorization: Bearer <key>' (default: $DEBERTA_API_KEY)");
 
@@ -69,6 +72,7 @@ std::shared_ptr<grpc::Channel> MakeChannel() {
 }
 
 void PrepareContext(grpc::ClientContext* context) {
+  context->set_deadline(absl::ToChronoTime(absl::Now() + absl::GetFlag(FLAGS_deadline)));
   static const std::string* const authorization = [] {
     const std::string key = ApiKey();
     return key.empty() ? nullptr : new std::string(absl::StrCat("Bearer ", key));

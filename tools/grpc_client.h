@@ -15,7 +15,8 @@ namespace deberta::tools {
 // Exits with code 2 and a message when a TLS file cannot be read.
 std::shared_ptr<grpc::Channel> MakeChannel();
 
-// Adds what every call carries (the API key, when there is one).
+// Sets what every call carries: the deadline (--deadline from now) and the
+// API key, when there is one.
 void PrepareContext(grpc::ClientContext* context);
 
 // Prints a failed RPC to stderr; returns the exit code 1.

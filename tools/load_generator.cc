@@ -1,6 +1,7 @@
 // Closed-loop load against a server.
 #include "tools/load_generator.h"
 
+#include <future>
 #include <iostream>
 #include <mutex>
 #include <thread>
@@ -18,6 +19,11 @@
 ABSL_FLAG(std::string, endpoint, "classify", "bench: classify or fill-mask");
 ABSL_FLAG(std::string, concurrency, "8", "bench: concurrent clients, or a comma-separated sweep");
 ABSL_FLAG(int, mask_id, 4, "bench: mask id placed in fill-mask sequences");
+ABSL_FLAG(double, rate, 0,
+          "bench: requests per second over all clients, sent on schedule whatever the answers' latency "
+          "(open loop); 0: each client sends its next request when the last is answered");
+ABSL_FLAG(absl::Duration, cancel_after, absl::ZeroDuration(),
+          "bench: cancel each request not answered within this time (0: never), as clients that give up");
 ABSL_FLAG(bool, send_text, false,
           "bench: send text (made from random ids of the server's tokenizer through Detokenize) instead of ids");
 
@@ -61,12 +67,34 @@ absl::StatusOr<std::vector<BenchText>> MakeTexts(const std::shared_ptr<grpc::Cha
   return texts;
 }
 
+// Sends one request on `stub` and waits for its answer; with a positive
+// `cancel_after`, cancels it if no answer came by then (as a client that
+// gives up).
+template <typename Request, typename Response, typename Call>
+grpc::Status SendAndWait(grpc::ClientContext* context, const Request& request, Response* response, Call call,
+                         absl::Duration cancel_after) {
+  std::promise<grpc::Status> done;
+  std::future<grpc::Status> answer = done.get_future();
+  call(context, &request, response, [&done](grpc::Status status) { done.set_value(std::move(status)); });
+  if (cancel_after > absl::ZeroDuration() &&
+      answer.wait_for(absl::ToChronoNanoseconds(cancel_after)) != std::future_status::ready) {
+    context->TryCancel();
+  }
+  return answer.get();
+}
+
 LevelResult RunLevel(const std::shared_ptr<grpc::Channel>& channel, int concurrency,
                      const std::vector<std::vector<BenchText>>& texts) {
   LevelResult result;
   result.level = concurrency;
   std::mutex mu;
   const bool fill = absl::GetFlag(FLAGS_endpoint) == "fill-mask";
+  const absl::Duration cancel_after = absl::GetFlag(FLAGS_cancel_after);
+  // Open loop when --rate is set: each worker sends on its own schedule
+  // (rate / concurrency per second) whatever the answers' latency.
+  const double rate = absl::GetFlag(FLAGS_rate);
+  const absl::Duration interval =
+      rate > 0 ? absl::Seconds(concurrency / rate) : absl::ZeroDuration();
   const absl::Time start = absl::Now();
   const absl::Time end = start + absl::GetFlag(FLAGS_duration);
   std::vector<std::thread> workers;
@@ -75,7 +103,15 @@ LevelResult RunLevel(const std::shared_ptr<grpc::Channel>& channel, int concurre
       auto stub = pb::InferenceService::NewStub(channel);
       BenchSequences sequences(w);
       size_t next_text = 0;
-      while (absl::Now() < end) {
+      // Workers start spread over one interval.
+      absl::Time next_send = start + interval * w / concurrency;
+      while (true) {
+        if (interval > absl::ZeroDuration()) {
+          const absl::Duration wait = next_send - absl::Now();
+          if (wait > absl::ZeroDuration()) absl::SleepFor(wait);
+          next_send += interval;
+        }
+        if (absl::Now() >= end) break;
         std::vector<int> ids = sequences.Next();
         int len = static_cast<int>(ids.size());
         const BenchText* text = nullptr;
@@ -86,7 +122,6 @@ LevelResult RunLevel(const std::shared_ptr<grpc::Channel>& channel, int concurre
         }
         grpc::ClientContext context;
         PrepareContext(&context);
-        context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));
         grpc::Status status;
         const absl::Time t0 = absl::Now();
         if (fill) {
@@ -101,7 +136,8 @@ LevelResult RunLevel(const std::shared_ptr<grpc::Channel>& channel, int concurre
             *request.add_sequences()->mutable_sequence()->mutable_token_ids() = {ids.begin(), ids.end()};
           }
           pb::FillMaskResponse response;
-          status = stub->FillMask(&context, request, &response);
+          status = SendAndWait(&context, request, &response,
+                               [&stub](auto... args) { stub->async()->FillMask(args...); }, cancel_after);
         } else {
           pb::ClassifyRequest request;
           if (text != nullptr) {
@@ -110,7 +146,8 @@ LevelResult RunLevel(const std::shared_ptr<grpc::Channel>& channel, int concurre
             *request.add_sequences()->mutable_token_ids() = {ids.begin(), ids.end()};
           }
           pb::ClassifyResponse response;
-          status = stub->Classify(&context, request, &response);
+          status = SendAndWait(&context, request, &response,
+                               [&stub](auto... args) { stub->async()->Classify(args...); }, cancel_after);
         }
         const double ms = absl::ToDoubleMilliseconds(absl::Now() - t0);
         std::lock_guard<std::mutex> lock(mu);
@@ -119,7 +156,9 @@ LevelResult RunLevel(const std::shared_ptr<grpc::Channel>& channel, int concurre
           result.tokens += len;
           result.latencies_ms.push_back(ms);
         } else {
-          ++result.errors[absl::StatusCodeToString(static_cast<absl::StatusCode>(status.error_code()))];
+          const std::string code = absl::StatusCodeToString(static_cast<absl::StatusCode>(status.error_code()));
+          ++result.errors[code];
+          result.error_latencies_ms[code].push_back(ms);
         }
       }
     });
