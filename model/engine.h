@@ -6,6 +6,7 @@
 #define DEBERTA_MODEL_ENGINE_H_
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -100,15 +101,31 @@ class Engine {
   // Called once, before the first batch. The default does nothing.
   virtual absl::Status InitializeThread() { return absl::OkStatus(); }
 
+  // Whether the batch may stop: true once no caller wants its answers
+  // (every client gone). Engines check it between layers and then return
+  // Cancelled, so abandoned batches stop costing time; null never stops.
+  using StopCheck = std::function<bool()>;
+
   // Sequence classification: one output per input, in order.
   // InvalidArgument for a bad sequence (see ValidateSequence),
   // FailedPrecondition if the model has no classification head.
-  virtual absl::StatusOr<std::vector<ClassifyOutput>> Classify(
-      absl::Span<const Sequence> batch) = 0;
+  absl::StatusOr<std::vector<ClassifyOutput>> Classify(absl::Span<const Sequence> batch,
+                                                       const StopCheck& stop = nullptr) {
+    return RunClassify(batch, stop);
+  }
 
   // Masked-token prediction: one output per input, in order.
-  virtual absl::StatusOr<std::vector<FillMaskOutput>> FillMask(
-      absl::Span<const MaskedSequence> batch) = 0;
+  absl::StatusOr<std::vector<FillMaskOutput>> FillMask(absl::Span<const MaskedSequence> batch,
+                                                       const StopCheck& stop = nullptr) {
+    return RunFillMask(batch, stop);
+  }
+
+ protected:
+  // What Classify and FillMask run.
+  virtual absl::StatusOr<std::vector<ClassifyOutput>> RunClassify(absl::Span<const Sequence> batch,
+                                                                  const StopCheck& stop) = 0;
+  virtual absl::StatusOr<std::vector<FillMaskOutput>> RunFillMask(absl::Span<const MaskedSequence> batch,
+                                                                  const StopCheck& stop) = 0;
 };
 
 // Checks one sequence against the model's limits: non-empty, no longer than

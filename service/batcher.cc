@@ -208,6 +208,7 @@ void Batcher::Run() {
     }
     // Never run the model, or callbacks, under the lock.
     AnswerDropped(std::move(dropped), now);
+    if (!batch.empty()) DropUnfinishable(endpoint, &batch, now);
     if (!batch.empty()) Execute(endpoint, std::move(batch), now);
   }
 }
@@ -222,6 +223,36 @@ void Batcher::AnswerDropped(Tasks dropped, absl::Time now) {
                        : absl::CancelledError("client cancelled the request"),
                TaskResult{});
   }
+}
+
+namespace {
+
+// Padded tokens of a batch: its size times its longest sequence.
+int64_t PaddedTokens(const std::vector<std::unique_ptr<BatchTask>>& batch) {
+  int64_t longest = 0;
+  for (const auto& task : batch) longest = std::max<int64_t>(longest, static_cast<int64_t>(task->length()));
+  return longest * static_cast<int64_t>(batch.size());
+}
+
+}  // namespace
+
+void Batcher::DropUnfinishable(Endpoint endpoint, Tasks* batch, absl::Time now) {
+  const double per_token = seconds_per_token_[static_cast<int>(endpoint)];
+  if (per_token <= 0) return;
+  const absl::Time finish = now + absl::Seconds(per_token * static_cast<double>(PaddedTokens(*batch)));
+  Tasks kept;
+  kept.reserve(batch->size());
+  for (auto& task : *batch) {
+    if (task->deadline >= finish) {
+      kept.push_back(std::move(task));
+      continue;
+    }
+    if (metrics_) metrics_->RecordRejection(RejectionReason::kDeadlineExceeded);
+    task->done(absl::DeadlineExceededError(absl::StrCat("deadline would pass before the batch finishes (estimated ",
+                                                        absl::FormatDuration(finish - now), ")")),
+               TaskResult{});
+  }
+  *batch = std::move(kept);
 }
 
 void Batcher::Execute(Endpoint endpoint, Tasks batch, absl::Time now) {
@@ -242,11 +273,19 @@ void Batcher::Execute(Endpoint endpoint, Tasks batch, absl::Time now) {
     return absl::InternalError(
         absl::StrCat("the engine returned ", outputs, " outputs for ", batch.size(), " sequences"));
   };
+  // The engine may stop between layers once every task's client is gone.
+  const model::Engine::StopCheck stop = [this, &batch] {
+    const absl::Time now = clock_->Now();
+    for (const auto& task : batch) {
+      if (task->deadline > now && !task->is_cancelled()) return false;
+    }
+    return true;
+  };
   if (endpoint == Endpoint::kClassify) {
     std::vector<model::Sequence> inputs;
     inputs.reserve(batch.size());
     for (const auto& task : batch) inputs.push_back(task->input.sequence);
-    auto outputs = engine_->Classify(inputs);
+    auto outputs = engine_->Classify(inputs, stop);
     status = outputs.ok() ? check_count(outputs->size()) : outputs.status();
     if (status.ok()) {
       for (size_t i = 0; i < batch.size(); ++i) results[i].classify = std::move((*outputs)[i]);
@@ -255,14 +294,35 @@ void Batcher::Execute(Endpoint endpoint, Tasks batch, absl::Time now) {
     std::vector<model::MaskedSequence> inputs;
     inputs.reserve(batch.size());
     for (const auto& task : batch) inputs.push_back(task->input);
-    auto outputs = engine_->FillMask(inputs);
+    auto outputs = engine_->FillMask(inputs, stop);
     status = outputs.ok() ? check_count(outputs->size()) : outputs.status();
     if (status.ok()) {
       for (size_t i = 0; i < batch.size(); ++i) results[i].fill_mask = std::move((*outputs)[i]);
     }
   }
   const absl::Duration inference = clock_->Now() - start;
+  if (status.ok() && padded > 0) {
+    // Recent batches weigh most: the machine's load and the batch shapes
+    // change.
+    double& per_token = seconds_per_token_[static_cast<int>(endpoint)];
+    const double sample = absl::ToDoubleSeconds(inference) / static_cast<double>(padded);
+    per_token = per_token <= 0 ? sample : 0.8 * per_token + 0.2 * sample;
+  }
   if (metrics_) metrics_->RecordBatch(endpoint, batch.size(), real_tokens, padded, inference);
+  if (absl::IsCancelled(status)) {
+    // Stopped for want of callers: each is answered as what it was.
+    const absl::Time end = clock_->Now();
+    for (auto& task : batch) {
+      const bool expired = task->deadline <= end;
+      if (metrics_) {
+        metrics_->RecordRejection(expired ? RejectionReason::kDeadlineExceeded : RejectionReason::kCancelled);
+      }
+      task->done(expired ? absl::DeadlineExceededError("deadline passed during inference; the batch was stopped")
+                         : absl::CancelledError("client cancelled the request; the batch was stopped"),
+                 TaskResult{});
+    }
+    return;
+  }
   if (!status.ok()) {
     LOG(ERROR) << EndpointName(endpoint) << " batch of " << batch.size() << " sequences ("
                << padded << " padded tokens) failed after " << inference << ": " << status;

@@ -38,6 +38,10 @@ class ServiceMetrics;
 // Tasks whose deadline passes or whose client goes away while queued are
 // answered DeadlineExceeded or Cancelled before each batch is formed and
 // never reach the engine; the executor wakes at the earliest deadline.
+// A task taken into a batch whose deadline would pass before the batch is
+// estimated to finish (the endpoint's recent seconds per padded token times
+// the batch's padded tokens) is answered DeadlineExceeded instead of being
+// computed for a client that will have gone.
 //
 // Drain: StartDraining runs queued work as soon as the executor is free,
 // without waiting for batches to fill; Stop also rejects new tasks, runs
@@ -128,6 +132,10 @@ class Batcher {
   Tasks TakeBatch(Endpoint endpoint) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Answers tasks dropped before compute.
   void AnswerDropped(Tasks dropped, absl::Time now);
+  // Moves out of `batch` the tasks whose deadline falls before `now` plus
+  // the batch's estimated duration (none before the endpoint's first
+  // batch); answers them DeadlineExceeded. Executor thread only.
+  void DropUnfinishable(Endpoint endpoint, Tasks* batch, absl::Time now);
   void Execute(Endpoint endpoint, Tasks batch, absl::Time now);
   void UpdateQueueGauges(int queue_index) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
@@ -144,6 +152,9 @@ class Batcher {
   bool draining_ ABSL_GUARDED_BY(mu_) = false;   // Set by StartDraining or Stop.
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   int next_queue_ ABSL_GUARDED_BY(mu_) = 0;  // Round-robin start.
+  // Per endpoint, a moving average of seconds per padded token over recent
+  // batches (0: none yet). Executor thread only.
+  std::array<double, kNumBatchedEndpoints> seconds_per_token_{};
   std::thread executor_ ABSL_GUARDED_BY(stop_mu_);
 };
 

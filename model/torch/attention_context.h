@@ -10,6 +10,12 @@
 
 namespace deberta::model {
 
+// Thrown between layers when the batch's stop check says no caller is
+// left; the engine answers Cancelled.
+struct BatchStopped : std::runtime_error {
+  BatchStopped() : std::runtime_error("stopped: every caller of the batch has gone") {}
+};
+
 struct AttentionContext {
   at::Tensor mask;       // [B, L] float 0/1, 1 = real token.
   at::Tensor key_bias;   // [B, 1, 1, L] float: 0 for real keys, -1e30 for padding.
@@ -20,6 +26,8 @@ struct AttentionContext {
   int64_t num_rows = 0;
   at::Tensor c2p_index;  // [L, L] int64: [i][j] = row(i - j) - first_row.
   at::Tensor p2c_index;  // [L, L] int64: [j][i] = row(i - j) - first_row.
+  // Checked between layers (null: never stops); see Engine::StopCheck.
+  const std::function<bool()>* stop = nullptr;
 };
 
 // Builds the context for a [B, L] 0/1 float mask on the mask's device.

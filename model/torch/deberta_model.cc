@@ -50,6 +50,7 @@ std::vector<at::Tensor> DebertaNetworkImpl::Encode(const NetworkInputs& inputs,
 
 at::Tensor DebertaNetworkImpl::ClassifierLogits(const NetworkInputs& inputs) const {
   AttentionContext ctx = MakeAttentionContext(config_, inputs.mask);
+  ctx.stop = inputs.stop;
   at::Tensor last = Encode(inputs, ctx, /*keep_all=*/false).back();
   return classifier->forward(pooler->forward(last));
 }
@@ -80,6 +81,7 @@ at::Tensor DebertaNetworkImpl::MaskedLmStates(const NetworkInputs& inputs, bool 
                                               const at::Tensor& batch_index,
                                               const at::Tensor& position) const {
   AttentionContext ctx = MakeAttentionContext(config_, inputs.mask);
+  ctx.stop = inputs.stop;
   std::vector<at::Tensor> states = Encode(inputs, ctx, /*keep_all=*/false);
   at::Tensor final_states =
       emd ? EnhancedMaskDecoder(states[states.size() - 2], ctx, nullptr) : states.back();

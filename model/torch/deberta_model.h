@@ -38,6 +38,7 @@ struct NetworkInputs {
   at::Tensor input_ids;       // [B, L] int64
   at::Tensor token_type_ids;  // [B, L] int64, or undefined
   at::Tensor mask;            // [B, L] float 0/1
+  const std::function<bool()>* stop = nullptr;  // See AttentionContext::stop.
 };
 
 class DebertaNetworkImpl : public torch::nn::Module {

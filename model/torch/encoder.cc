@@ -59,6 +59,7 @@ std::vector<at::Tensor> EncoderImpl::forward(const at::Tensor& embeddings,
   std::vector<at::Tensor> states{embeddings};
   at::Tensor h = embeddings;
   for (size_t k = 0; k < layers_.size(); ++k) {
+    if (ctx.stop != nullptr && (*ctx.stop)()) throw BatchStopped();
     h = layers_[k]->forward(h, h, ctx);
     if (k == 0 && conv) h = conv->forward(embeddings, h, ctx.mask);
     if (!keep_all && states.size() > 1) states.erase(states.begin());

@@ -68,6 +68,8 @@ auto RunGuarded(Fn&& fn) -> decltype(fn()) {
   try {
     c10::InferenceMode inference_mode;  // Per thread, so set per call.
     return fn();
+  } catch (const BatchStopped& stopped) {
+    return absl::CancelledError(stopped.what());
   } catch (const std::exception& e) {
     return TranslateException(e);
   }
@@ -107,7 +109,8 @@ absl::Status TorchEngine::InitializeThread() {
   return absl::OkStatus();
 }
 
-absl::StatusOr<std::vector<ClassifyOutput>> TorchEngine::Classify(absl::Span<const Sequence> batch) {
+absl::StatusOr<std::vector<ClassifyOutput>> TorchEngine::RunClassify(absl::Span<const Sequence> batch,
+                                                                     const StopCheck& stop) {
   if (!loaded_.info.has_classifier) {
     return absl::FailedPreconditionError(
         "this model has no sequence-classification head (pooler.* and classifier.* weights)");
@@ -119,6 +122,7 @@ absl::StatusOr<std::vector<ClassifyOutput>> TorchEngine::Classify(absl::Span<con
   if (sequences.empty()) return std::vector<ClassifyOutput>{};
   return RunGuarded([&]() -> absl::StatusOr<std::vector<ClassifyOutput>> {
     NetworkInputs inputs = PadBatch(sequences, loaded_.config.type_vocab_size > 0, loaded_.device);
+    inputs.stop = stop ? &stop : nullptr;
     at::Tensor logits = loaded_.network->ClassifierLogits(inputs).to(at::kCPU, at::kFloat).contiguous();
     const std::string& problem = loaded_.info.problem_type;
     at::Tensor probs = (problem == "multi_label_classification" ? at::sigmoid(logits)
@@ -137,8 +141,8 @@ absl::StatusOr<std::vector<ClassifyOutput>> TorchEngine::Classify(absl::Span<con
   });
 }
 
-absl::StatusOr<std::vector<FillMaskOutput>> TorchEngine::FillMask(
-    absl::Span<const MaskedSequence> batch) {
+absl::StatusOr<std::vector<FillMaskOutput>> TorchEngine::RunFillMask(absl::Span<const MaskedSequence> batch,
+                                                                     const StopCheck& stop) {
   if (!loaded_.info.has_mlm_head) {
     return absl::FailedPreconditionError(
         "this model has no masked-LM head (lm_predictions.lm_head.* or cls.predictions.* weights)");
@@ -158,6 +162,7 @@ absl::StatusOr<std::vector<FillMaskOutput>> TorchEngine::FillMask(
   const int64_t chunk_rows = std::max<int64_t>(1, max_logits_bytes_per_chunk_ / (vocab * 4));
   return RunGuarded([&]() -> absl::StatusOr<std::vector<FillMaskOutput>> {
     NetworkInputs inputs = PadBatch(sequences, loaded_.config.type_vocab_size > 0, loaded_.device);
+    inputs.stop = stop ? &stop : nullptr;
     const int64_t rows = static_cast<int64_t>(position.size());
     at::Tensor b_idx = at::from_blob(batch_index.data(), {rows}, at::kLong).to(loaded_.device);
     at::Tensor p_idx = at::from_blob(position.data(), {rows}, at::kLong).to(loaded_.device);

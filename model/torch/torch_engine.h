@@ -22,11 +22,12 @@ class TorchEngine final : public Engine {
   // Sets the calling thread's intra-op thread count (a per-thread setting
   // of LibTorch's OpenMP pool) and runs one small forward per head.
   absl::Status InitializeThread() override;
-  absl::StatusOr<std::vector<ClassifyOutput>> Classify(absl::Span<const Sequence> batch) override;
-  absl::StatusOr<std::vector<FillMaskOutput>> FillMask(
-      absl::Span<const MaskedSequence> batch) override;
-
  private:
+  absl::StatusOr<std::vector<ClassifyOutput>> RunClassify(absl::Span<const Sequence> batch,
+                                                          const StopCheck& stop) override;
+  absl::StatusOr<std::vector<FillMaskOutput>> RunFillMask(absl::Span<const MaskedSequence> batch,
+                                                          const StopCheck& stop) override;
+
   TorchEngine(LoadedNetwork loaded, int num_threads, int64_t max_logits_bytes_per_chunk)
       : loaded_(std::move(loaded)),
         num_threads_(num_threads),

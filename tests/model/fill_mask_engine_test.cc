@@ -1,7 +1,8 @@
 // TorchEngine's fill-mask on every golden case: the LM head run in chunks of
 // positions (down to one position per chunk) answers exactly as in one
 // piece, each sequence gets its own top_k, and the best candidate is the
-// reference's argmax.
+// reference's argmax. Also: a batch whose stop check fires stops between
+// layers with Cancelled.
 #include <gtest/gtest.h>
 
 #include "model/torch/torch_engine.h"
@@ -91,6 +92,30 @@ TEST_P(FillMaskEngineTest, ChunkedLmHeadAndPerSequenceTopKMatchOnePiece) {
 
 INSTANTIATE_TEST_SUITE_P(AllCases, FillMaskEngineTest, ::testing::ValuesIn(GoldenCaseNames()),
                          [](const auto& info) { return info.param; });
+
+TEST(EngineStopTest, ABatchStopsBetweenLayersWhenItsStopCheckFires) {
+  const std::string name = GoldenCaseNames().front();
+  auto engine = Engine(name, int64_t{1} << 30);
+  ASSERT_NE(engine, nullptr);
+  const Sequence sequence{{1, 7, 8, 9, 2}, {}};
+  MaskedSequence masked{sequence, {2}, 3};
+  int checks = 0;
+  // Stops before the second layer: the first check lets it run.
+  const Engine::StopCheck stop_after_one = [&checks] { return ++checks > 1; };
+  auto stopped = engine->FillMask({masked}, stop_after_one);
+  EXPECT_TRUE(absl::IsCancelled(stopped.status())) << stopped.status();
+  EXPECT_EQ(checks, 2);
+  if (engine->info().has_classifier) {
+    auto classified = engine->Classify({sequence}, [] { return true; });
+    EXPECT_TRUE(absl::IsCancelled(classified.status())) << classified.status();
+  }
+  // A check that never fires changes nothing.
+  auto full = engine->FillMask({masked}, [] { return false; });
+  auto plain = engine->FillMask({masked});
+  ASSERT_TRUE(full.ok()) << full.status();
+  ASSERT_TRUE(plain.ok()) << plain.status();
+  EXPECT_EQ((*full)[0].predictions[0].candidates[0].token_id, (*plain)[0].predictions[0].candidates[0].token_id);
+}
 
 }  // namespace
 }  // namespace deberta::model

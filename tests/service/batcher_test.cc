@@ -184,6 +184,31 @@ TEST_F(BatcherTest, DropsTaskWhoseDeadlinePassedWhileQueued) {
   EXPECT_THAT(engine_.BatchesByFirstToken(), ElementsAre(ElementsAre(1)));
 }
 
+TEST_F(BatcherTest, DoesNotStartATaskWhoseDeadlinePassesBeforeItsBatchWouldFinish) {
+  options_.max_batch_size = 2;
+  options_.batch_timeout = absl::Hours(1);
+  Start();
+  // A first batch of 10 padded tokens takes one (fake) second.
+  engine_.Block();
+  std::vector<std::shared_ptr<Outcome>> first, doomed, patient;
+  ASSERT_TRUE(ScheduleTask(Endpoint::kClassify, {Tokens(1, 5), Tokens(2, 5)}, &first).ok());
+  engine_.AwaitBlockedBatch();
+  clock_.AdvanceBy(absl::Seconds(1));
+  engine_.Unblock();
+  AwaitAll(first);
+  // The same shape again is estimated at one second: a task due in half of
+  // it is answered at once, the other computed.
+  ASSERT_TRUE(ScheduleTask(Endpoint::kClassify, {Tokens(3, 5)}, &doomed, clock_.Now() + absl::Milliseconds(500))
+                  .ok());
+  ASSERT_TRUE(ScheduleTask(Endpoint::kClassify, {Tokens(4, 5)}, &patient).ok());
+  AwaitAll(doomed);
+  AwaitAll(patient);
+  EXPECT_TRUE(absl::IsDeadlineExceeded(doomed[0]->status)) << doomed[0]->status;
+  EXPECT_THAT(doomed[0]->status.message(), HasSubstr("would pass before the batch finishes"));
+  EXPECT_TRUE(patient[0]->status.ok()) << patient[0]->status;
+  EXPECT_THAT(engine_.BatchesByFirstToken(), ElementsAre(ElementsAre(1, 2), ElementsAre(4)));
+}
+
 TEST_F(BatcherTest, DropsCancelledTaskBeforeCompute) {
   options_.batch_timeout = absl::ZeroDuration();
   Start();
@@ -200,6 +225,39 @@ TEST_F(BatcherTest, DropsCancelledTaskBeforeCompute) {
   AwaitAll(cancelled);
   EXPECT_TRUE(absl::IsCancelled(cancelled[0]->status)) << cancelled[0]->status;
   EXPECT_THAT(engine_.BatchesByFirstToken(), ElementsAre(ElementsAre(1)));
+}
+
+TEST_F(BatcherTest, StopsABatchOnceEveryCallerHasGoneAndKeepsOneWithACallerLeft) {
+  options_.max_batch_size = 2;
+  options_.batch_timeout = absl::Hours(1);
+  Start();
+  auto gone_a = std::make_shared<std::atomic<bool>>(false);
+  auto gone_b = std::make_shared<std::atomic<bool>>(false);
+  std::vector<std::shared_ptr<Outcome>> abandoned;
+  engine_.Block();
+  ASSERT_TRUE(ScheduleTask(Endpoint::kClassify, {Tokens(1, 5)}, &abandoned, absl::InfiniteFuture(), gone_a).ok());
+  ASSERT_TRUE(ScheduleTask(Endpoint::kClassify, {Tokens(2, 5)}, &abandoned, absl::InfiniteFuture(), gone_b).ok());
+  engine_.AwaitBlockedBatch();
+  gone_a->store(true);  // Both clients leave during inference.
+  gone_b->store(true);
+  engine_.Unblock();
+  AwaitAll(abandoned);
+  for (const auto& outcome : abandoned) {
+    EXPECT_TRUE(absl::IsCancelled(outcome->status)) << outcome->status;
+    EXPECT_THAT(outcome->status.message(), HasSubstr("the batch was stopped"));
+  }
+
+  auto gone_c = std::make_shared<std::atomic<bool>>(false);
+  std::vector<std::shared_ptr<Outcome>> mixed;
+  engine_.Block();
+  ASSERT_TRUE(ScheduleTask(Endpoint::kClassify, {Tokens(3, 5)}, &mixed, absl::InfiniteFuture(), gone_c).ok());
+  ASSERT_TRUE(ScheduleTask(Endpoint::kClassify, {Tokens(4, 5)}, &mixed).ok());
+  engine_.AwaitBlockedBatch();
+  gone_c->store(true);  // One leaves; the other still waits for its answer.
+  engine_.Unblock();
+  AwaitAll(mixed);
+  EXPECT_TRUE(mixed[1]->status.ok()) << mixed[1]->status;
+  EXPECT_EQ(engine_.batches_run(), 2);
 }
 
 TEST_F(BatcherTest, FullQueueRejectsWholeRequestAtOnce) {

@@ -56,11 +56,12 @@ absl::Status FakeEngine::Enter(const std::vector<const model::Sequence*>& batch)
   return failure_;
 }
 
-absl::StatusOr<std::vector<model::ClassifyOutput>> FakeEngine::Classify(
-    absl::Span<const model::Sequence> batch) {
+absl::StatusOr<std::vector<model::ClassifyOutput>> FakeEngine::RunClassify(absl::Span<const model::Sequence> batch,
+                                                                          const StopCheck& stop) {
   std::vector<const model::Sequence*> sequences;
   for (const model::Sequence& s : batch) sequences.push_back(&s);
   if (absl::Status s = Enter(sequences); !s.ok()) return s;
+  if (stop && stop()) return absl::CancelledError("stopped: every caller of the batch has gone");
   std::vector<model::ClassifyOutput> outputs;
   for (const model::Sequence& s : batch) {
     model::ClassifyOutput out;
@@ -75,11 +76,12 @@ absl::StatusOr<std::vector<model::ClassifyOutput>> FakeEngine::Classify(
   return outputs;
 }
 
-absl::StatusOr<std::vector<model::FillMaskOutput>> FakeEngine::FillMask(
-    absl::Span<const model::MaskedSequence> batch) {
+absl::StatusOr<std::vector<model::FillMaskOutput>> FakeEngine::RunFillMask(
+    absl::Span<const model::MaskedSequence> batch, const StopCheck& stop) {
   std::vector<const model::Sequence*> sequences;
   for (const model::MaskedSequence& m : batch) sequences.push_back(&m.sequence);
   if (absl::Status s = Enter(sequences); !s.ok()) return s;
+  if (stop && stop()) return absl::CancelledError("stopped: every caller of the batch has gone");
   std::vector<model::FillMaskOutput> outputs;
   for (const model::MaskedSequence& m : batch) {
     model::FillMaskOutput out;

@@ -25,12 +25,6 @@ class FakeEngine final : public model::Engine {
   // what FailInitializationWith set (OK by default).
   absl::Status InitializeThread() override;
 
-  // Logits of a sequence: {first token id, length, last token id}.
-  absl::StatusOr<std::vector<model::ClassifyOutput>> Classify(
-      absl::Span<const model::Sequence> batch) override;
-  // One prediction per position; candidate k is token id (position + k).
-  absl::StatusOr<std::vector<model::FillMaskOutput>> FillMask(
-      absl::Span<const model::MaskedSequence> batch) override;
 
   // The first token id of every sequence of every batch run so far.
   std::vector<std::vector<int32_t>> BatchesByFirstToken() const;
@@ -52,6 +46,15 @@ class FakeEngine final : public model::Engine {
   void AwaitBlockedBatch();
 
  private:
+  // Logits of a sequence: {first token id, length, last token id}. After
+  // a blocked batch is released, its stop check is consulted once:
+  // Cancelled if it says stop.
+  absl::StatusOr<std::vector<model::ClassifyOutput>> RunClassify(absl::Span<const model::Sequence> batch,
+                                                                 const StopCheck& stop) override;
+  // One prediction per position; candidate k is token id (position + k).
+  absl::StatusOr<std::vector<model::FillMaskOutput>> RunFillMask(absl::Span<const model::MaskedSequence> batch,
+                                                                 const StopCheck& stop) override;
+
   // Records the batch, then waits while blocked; returns the failure to report.
   absl::Status Enter(const std::vector<const model::Sequence*>& batch);
 
