@@ -308,7 +308,16 @@ void Batcher::Execute(Endpoint endpoint, Tasks batch, absl::Time now) {
     const double sample = absl::ToDoubleSeconds(inference) / static_cast<double>(padded);
     per_token = per_token <= 0 ? sample : 0.8 * per_token + 0.2 * sample;
   }
-  if (metrics_) metrics_->RecordBatch(endpoint, batch.size(), real_tokens, padded, inference);
+  if (metrics_) {
+    metrics_->RecordBatch(endpoint, batch.size(), real_tokens, padded, inference);
+    const absl::Time end = clock_->Now();
+    size_t gone = 0;
+    for (const auto& task : batch) gone += (task->deadline <= end || task->is_cancelled()) ? 1 : 0;
+    if (gone > 0) {
+      metrics_->RecordAbandonedInference(endpoint, inference * static_cast<double>(gone) /
+                                                       static_cast<double>(batch.size()));
+    }
+  }
   if (absl::IsCancelled(status)) {
     // Stopped for want of callers: each is answered as what it was.
     const absl::Time end = clock_->Now();

@@ -76,6 +76,10 @@ ServiceMetrics::ServiceMetrics(std::shared_ptr<prometheus::Registry> registry)
                              .Name("deberta_padding_tokens_total")
                              .Help("Padding tokens computed (wasted work).")
                              .Register(*registry_);
+  auto& abandoned_seconds = prometheus::BuildCounter()
+                                .Name("deberta_abandoned_inference_seconds_total")
+                                .Help("Engine time spent on sequences whose caller had gone by the batch's end.")
+                                .Register(*registry_);
   auto& queue_sequences = prometheus::BuildGauge()
                               .Name("deberta_queue_sequences")
                               .Help("Sequences waiting in the batcher queue.")
@@ -93,6 +97,7 @@ ServiceMetrics::ServiceMetrics(std::shared_ptr<prometheus::Registry> registry)
     batch_tokens_[k] = &batch_tokens.Add(labels, TokenBuckets());
     real_tokens_[k] = &real_tokens.Add(labels);
     padding_tokens_[k] = &padding_tokens.Add(labels);
+    abandoned_seconds_[k] = &abandoned_seconds.Add(labels);
     queue_sequences_[k] = &queue_sequences.Add(labels);
     queue_tokens_[k] = &queue_tokens.Add(labels);
   }
@@ -138,6 +143,10 @@ void ServiceMetrics::RecordBatch(Endpoint endpoint, size_t sequences, int64_t re
   real_tokens_[k]->Increment(static_cast<double>(real_tokens));
   padding_tokens_[k]->Increment(static_cast<double>(padded_tokens - real_tokens));
   inference_duration_[k]->Observe(absl::ToDoubleSeconds(inference));
+}
+
+void ServiceMetrics::RecordAbandonedInference(Endpoint endpoint, absl::Duration wasted) {
+  abandoned_seconds_[static_cast<int>(endpoint)]->Increment(absl::ToDoubleSeconds(wasted));
 }
 
 void ServiceMetrics::RecordRejection(RejectionReason reason) {

@@ -45,6 +45,10 @@ class ServiceMetrics {
   // One engine call: sequences, real and padded tokens, compute time.
   void RecordBatch(Endpoint endpoint, size_t sequences, int64_t real_tokens, int64_t padded_tokens,
                    absl::Duration inference);
+  // Engine time of a batch spent on sequences whose caller had gone by its
+  // end (cancelled, or past the deadline): the batch's time times their
+  // share of it.
+  void RecordAbandonedInference(Endpoint endpoint, absl::Duration wasted);
   void RecordRejection(RejectionReason reason);
   void SetQueueDepth(Endpoint endpoint, size_t sequences, int64_t tokens);
   void AddInflight(int delta);
@@ -67,6 +71,7 @@ class ServiceMetrics {
   std::array<prometheus::Histogram*, kNumBatchedEndpoints> batch_size_{};
   std::array<prometheus::Histogram*, kNumBatchedEndpoints> batch_tokens_{};
   std::array<prometheus::Counter*, kNumBatchedEndpoints> real_tokens_{};
+  std::array<prometheus::Counter*, kNumBatchedEndpoints> abandoned_seconds_{};
   std::array<prometheus::Counter*, kNumBatchedEndpoints> padding_tokens_{};
   std::array<prometheus::Gauge*, kNumBatchedEndpoints> queue_sequences_{};
   std::array<prometheus::Gauge*, kNumBatchedEndpoints> queue_tokens_{};

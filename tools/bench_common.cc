@@ -13,7 +13,9 @@ ABSL_FLAG(absl::Duration, duration, absl::Seconds(10), "bench, engine-bench: dur
 ABSL_FLAG(int, min_len, 16, "bench, engine-bench: shortest sequence (uniform between min_len and max_len)");
 ABSL_FLAG(int, max_len, 64, "bench, engine-bench: longest sequence");
 ABSL_FLAG(int, vocab, 1000, "bench, engine-bench: token ids are drawn from [5, vocab)");
-ABSL_FLAG(bool, json, false, "bench, engine-bench: print JSON instead of a table");
+ABSL_FLAG(bool, json, false,
+          "client, engine-bench: print JSON (bench and engine-bench the figures, other commands the answer in "
+          "protobuf's JSON mapping with zero values)");
 
 namespace deberta::tools {
 

@@ -14,6 +14,7 @@
 #include "absl/time/time.h"
 
 ABSL_DECLARE_FLAG(absl::Duration, duration);
+ABSL_DECLARE_FLAG(bool, json);
 
 namespace deberta::tools {
 

@@ -1,46 +1,73 @@
-// classify, fill-mask, info and health.
+// classify, fill-mask, zero-shot, tokenize (remote), info and health.
 #include "tools/client_commands.h"
+
+#include <google/protobuf/text_format.h>
+#include <google/protobuf/util/json_util.h>
 
 #include <iostream>
 #include <vector>
 
 #include "absl/flags/flag.h"
+#include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_split.h"
 #include "deberta/serving/v1/inference.grpc.pb.h"
 #include "grpc/health/v1/health.grpc.pb.h"
+#include "tools/bench_common.h"
+#include "tools/cli_help.h"
 #include "tools/grpc_client.h"
 
-ABSL_FLAG(std::string, sequences, "", "client: token ids, space-separated, sequences split by ';'");
-ABSL_FLAG(int, top_k, 0, "client: labels (classify) or candidates (fill-mask) to return");
+ABSL_FLAG(std::string, sequences, "",
+          "classify, fill-mask: token ids, space-separated, sequences split by ';' (none may be empty)");
+ABSL_FLAG(std::string, positions, "",
+          "fill-mask: positions to predict, comma-separated, one group per sequence split by ';' "
+          "(default: the mask token's positions)");
+ABSL_FLAG(int, top_k, 0, "classify, fill-mask: labels (classify) or candidates (fill-mask) to return");
 ABSL_FLAG(std::string, health_service, "", "health: service name ('' = whole server)");
-ABSL_FLAG(std::string, text, "", "classify, fill-mask, tokenize: text instead of --sequences (fill-mask: with [MASK] in it)");
+ABSL_FLAG(std::string, text, "", "classify, fill-mask, tokenize, zero-shot: text instead of --sequences (fill-mask: with [MASK] in it)");
 ABSL_FLAG(std::string, text_pair, "", "classify, tokenize: second text of a pair ([CLS] text [SEP] text_pair [SEP])");
 ABSL_FLAG(std::string, labels, "", "zero-shot: candidate labels, comma-separated");
 ABSL_FLAG(std::string, hypothesis_template, "", "zero-shot: hypothesis with {} for the label ('' = This example is {}.)");
 ABSL_FLAG(bool, multi_label, false, "zero-shot: score each label on its own (entailment vs contradiction)");
-ABSL_FLAG(int, max_length, 0, "classify, tokenize: truncate text to this many tokens (longest_first; 0: none)");
+ABSL_FLAG(int, max_length, 0, "classify, tokenize, zero-shot: truncate text to this many tokens (longest_first; 0: none)");
 
 namespace deberta::tools {
 namespace {
 
 namespace pb = serving::v1;
 
-bool ParseSequences(std::vector<std::vector<int>>* out) {
-  for (absl::string_view part : absl::StrSplit(absl::GetFlag(FLAGS_sequences), ';', absl::SkipWhitespace())) {
-    std::vector<int> ids;
-    for (absl::string_view token : absl::StrSplit(part, ' ', absl::SkipWhitespace())) {
-      int id;
-      if (!absl::SimpleAtoi(token, &id)) {
-        std::cerr << "bad token id '" << token << "'\n";
+// Groups of integers in `text`: groups split by `group` (none may be
+// empty), values by `item`. On a bad value prints what and where (naming
+// `flag`) and returns false.
+bool ParseIntGroups(const char* flag, const std::string& text, char group, char item,
+                    std::vector<std::vector<int>>* out) {
+  const std::vector<absl::string_view> parts = absl::StrSplit(text, group);
+  for (size_t i = 0; i < parts.size(); ++i) {
+    std::vector<int> values;
+    for (absl::string_view token : absl::StrSplit(parts[i], item, absl::SkipWhitespace())) {
+      int value;
+      if (!absl::SimpleAtoi(absl::StripAsciiWhitespace(token), &value)) {
+        std::cerr << "error: --" << flag << ": '" << token << "' (group " << i + 1 << ") is not an integer\n";
         return false;
       }
-      ids.push_back(id);
+      values.push_back(value);
     }
-    out->push_back(ids);
+    if (values.empty()) {
+      std::cerr << "error: --" << flag << ": group " << i + 1 << " of " << parts.size() << " is empty\n";
+      return false;
+    }
+    out->push_back(std::move(values));
   }
-  if (out->empty()) std::cerr << "--sequences is required (e.g. --sequences=\"1 17 42 2\")\n";
-  return !out->empty();
+  return true;
+}
+
+// --sequences, required when there is no --text.
+bool ParseSequences(std::vector<std::vector<int>>* out) {
+  if (absl::GetFlag(FLAGS_sequences).empty()) {
+    std::cerr << "error: --sequences (e.g. --sequences=\"1 17 42 2\") or --text is required\n";
+    return false;
+  }
+  return ParseIntGroups("sequences", absl::GetFlag(FLAGS_sequences), ';', ' ', out);
 }
 
 // --text (and --text_pair) as one sequence.
@@ -55,6 +82,20 @@ pb::Truncation TruncationFromFlags() {
   return absl::GetFlag(FLAGS_max_length) > 0 ? pb::TRUNCATION_LONGEST_FIRST : pb::TRUNCATION_UNSPECIFIED;
 }
 
+// With --json: `message` in protobuf's JSON mapping, zero values included;
+// returns whether it printed.
+bool PrintJson(const google::protobuf::Message& message) {
+  if (!absl::GetFlag(FLAGS_json)) return false;
+  google::protobuf::util::JsonPrintOptions options;
+  options.always_print_primitive_fields = true;
+  options.preserve_proto_field_names = true;
+  options.add_whitespace = true;
+  std::string json;
+  (void)google::protobuf::util::MessageToJsonString(message, &json, options);
+  std::cout << json;
+  return true;
+}
+
 }  // namespace
 
 int ClassifyCommand() {
@@ -67,7 +108,7 @@ int ClassifyCommand() {
     request.set_max_length(absl::GetFlag(FLAGS_max_length));
   } else {
     std::vector<std::vector<int>> sequences;
-    if (!ParseSequences(&sequences)) return 2;
+    if (!ParseSequences(&sequences)) return kExitUsage;
     for (const auto& ids : sequences) {
       *request.add_sequences()->mutable_token_ids() = {ids.begin(), ids.end()};
     }
@@ -77,14 +118,15 @@ int ClassifyCommand() {
   PrepareContext(&context);
   auto status = pb::InferenceService::NewStub(MakeChannel())->Classify(&context, request, &response);
   if (!status.ok()) return ReportRpcError(status);
+  if (PrintJson(response)) return kExitOk;
   for (int i = 0; i < response.results_size(); ++i) {
     std::cout << "sequence " << i << ":";
     for (const auto& l : response.results(i).labels()) {
-      std::cout << "  " << l.label() << " " << l.probability();
+      std::cout << "  " << l.label_id() << " " << l.label() << " " << l.probability();
     }
     std::cout << "\n";
   }
-  return 0;
+  return kExitOk;
 }
 
 int FillMaskCommand() {
@@ -95,9 +137,22 @@ int FillMaskCommand() {
     request.add_sequences()->mutable_sequence()->set_text(absl::GetFlag(FLAGS_text));
   } else {
     std::vector<std::vector<int>> sequences;
-    if (!ParseSequences(&sequences)) return 2;
+    if (!ParseSequences(&sequences)) return kExitUsage;
     for (const auto& ids : sequences) {
       *request.add_sequences()->mutable_sequence()->mutable_token_ids() = {ids.begin(), ids.end()};
+    }
+  }
+  if (!absl::GetFlag(FLAGS_positions).empty()) {
+    std::vector<std::vector<int>> positions;
+    if (!ParseIntGroups("positions", absl::GetFlag(FLAGS_positions), ';', ',', &positions)) return kExitUsage;
+    if (static_cast<int>(positions.size()) != request.sequences_size()) {
+      std::cerr << "error: --positions has " << positions.size() << " group(s) for " << request.sequences_size()
+                << " sequence(s); give one group per sequence\n";
+      return kExitUsage;
+    }
+    for (size_t i = 0; i < positions.size(); ++i) {
+      *request.mutable_sequences(static_cast<int>(i))->mutable_positions() = {positions[i].begin(),
+                                                                               positions[i].end()};
     }
   }
   pb::FillMaskResponse response;
@@ -105,6 +160,7 @@ int FillMaskCommand() {
   PrepareContext(&context);
   auto status = pb::InferenceService::NewStub(MakeChannel())->FillMask(&context, request, &response);
   if (!status.ok()) return ReportRpcError(status);
+  if (PrintJson(response)) return kExitOk;
   for (int i = 0; i < response.results_size(); ++i) {
     for (const auto& p : response.results(i).predictions()) {
       std::cout << "sequence " << i << " position " << p.position() << ":";
@@ -117,7 +173,7 @@ int FillMaskCommand() {
       std::cout << "\n";
     }
   }
-  return 0;
+  return kExitOk;
 }
 
 int ZeroShotCommand() {
@@ -136,8 +192,9 @@ int ZeroShotCommand() {
   PrepareContext(&context);
   auto status = pb::InferenceService::NewStub(MakeChannel())->ZeroShotClassify(&context, request, &response);
   if (!status.ok()) return ReportRpcError(status);
+  if (PrintJson(response)) return kExitOk;
   for (const auto& label : response.labels()) std::cout << label.label() << "\t" << label.score() << "\n";
-  return 0;
+  return kExitOk;
 }
 
 int RemoteTokenizeCommand() {
@@ -151,11 +208,12 @@ int RemoteTokenizeCommand() {
   PrepareContext(&context);
   auto status = pb::InferenceService::NewStub(MakeChannel())->Tokenize(&context, request, &response);
   if (!status.ok()) return ReportRpcError(status);
+  if (PrintJson(response)) return kExitOk;
   for (int i = 0; i < response.token_ids_size(); ++i) {
     std::cout << response.token_ids(i) << "\t" << response.token_type_ids(i) << "\t" << response.pieces(i) << "\n";
   }
   if (response.truncated()) std::cout << "(truncated from " << response.full_length() << " tokens)\n";
-  return 0;
+  return kExitOk;
 }
 
 int InfoCommand() {
@@ -164,8 +222,24 @@ int InfoCommand() {
   PrepareContext(&context);
   auto status = pb::InferenceService::NewStub(MakeChannel())->GetModelInfo(&context, {}, &info);
   if (!status.ok()) return ReportRpcError(status);
-  std::cout << info.DebugString();
-  return 0;
+  if (PrintJson(info)) return kExitOk;
+  // One "field: value" a line, every field (zeros are values here: pad id
+  // 0 is an id).
+  const google::protobuf::Descriptor* descriptor = info.GetDescriptor();
+  const google::protobuf::Reflection* reflection = info.GetReflection();
+  for (int i = 0; i < descriptor->field_count(); ++i) {
+    const google::protobuf::FieldDescriptor* field = descriptor->field(i);
+    std::string value;
+    if (field->is_repeated()) {
+      for (int k = 0; k < reflection->FieldSize(info, field); ++k) {
+        value += (k > 0 ? ", " : "") + reflection->GetRepeatedString(info, field, k);
+      }
+    } else {
+      google::protobuf::TextFormat::PrintFieldValueToString(info, field, -1, &value);
+    }
+    std::cout << field->name() << ": " << value << "\n";
+  }
+  return kExitOk;
 }
 
 int HealthCommand() {
@@ -176,8 +250,10 @@ int HealthCommand() {
   PrepareContext(&context);
   auto status = grpc::health::v1::Health::NewStub(MakeChannel())->Check(&context, request, &response);
   if (!status.ok()) return ReportRpcError(status);
-  std::cout << grpc::health::v1::HealthCheckResponse::ServingStatus_Name(response.status()) << "\n";
-  return response.status() == grpc::health::v1::HealthCheckResponse::SERVING ? 0 : 1;
+  if (!PrintJson(response)) {
+    std::cout << grpc::health::v1::HealthCheckResponse::ServingStatus_Name(response.status()) << "\n";
+  }
+  return response.status() == grpc::health::v1::HealthCheckResponse::SERVING ? kExitOk : kExitServerError;
 }
 
 }  // namespace deberta::tools

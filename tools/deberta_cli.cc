@@ -12,6 +12,7 @@
 #include "model/engine_factory.h"
 #include "model/runtime.h"
 #include "model/engine_flags.h"
+#include "tools/cli_help.h"
 #include "tools/offline_commands.h"
 #include "tools/tokenize_command.h"
 #ifdef DEBERTA_WITH_SERVICE
@@ -52,23 +53,17 @@ int WithEngine(const std::string& name, Command command) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  absl::SetProgramUsageMessage(
-      "deberta-cli COMMAND [flags]\n"
-      "  run                offline: run a golden-format batch and write its tensors\n"
-      "  make-random-model  write a random-weight checkpoint of a real size (benchmarks)\n"
-      "  convert            write DIR/model.safetensors from pytorch_model.bin (--model DIR)\n"
-      "  tokenize           --model DIR --jsonl: the checkpoint's tokenizer over JSON lines, offline;\n"
-      "                     --text [--text_pair]: a server's tokenization\n"
-#ifdef DEBERTA_WITH_SERVICE
-      "  classify           send sequences to a server for classification\n"
-      "  fill-mask          send sequences with mask tokens to a server\n"
-      "  info               print the served model's description\n"
-      "  zero-shot          zero-shot classification of --text over --labels (NLI checkpoints)\n"
-      "  health             query the gRPC health service\n"
-      "  bench              load-test a server\n"
-      "  engine-bench       the same load on the engine alone, in batches\n"
-#endif
-  );
+  deberta::tools::ConfigureHelp();
+  absl::SetProgramUsageMessage(deberta::tools::Usage());
+  // `deberta-cli COMMAND --help`: that command's flags (absl's own --help
+  // would list every flag of the binary).
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg != "--help" && arg != "-help" && arg != "-h") continue;
+    const std::string help = argc > 1 ? deberta::tools::CommandHelp(argv[1]) : "";
+    std::cout << (help.empty() ? deberta::tools::Usage() : help);
+    return 0;
+  }
   std::vector<char*> args = absl::ParseCommandLine(argc, argv);
   google::InitGoogleLogging(argv[0]);
   FLAGS_logtostderr = true;
@@ -76,7 +71,7 @@ int main(int argc, char** argv) {
     std::cerr << (args.size() < 2 ? absl::ProgramUsageMessage()
                                   : "deberta-cli: unexpected argument '" + std::string(args[2]) + "'")
               << "\n";
-    return 2;
+    return deberta::tools::kExitUsage;
   }
   const std::string command = args[1];
   if (command == "run") return WithEngineOptions(command, deberta::tools::RunCommand);
@@ -98,12 +93,11 @@ int main(int argc, char** argv) {
   if (command == "health") return deberta::tools::HealthCommand();
   if (command == "bench") return deberta::tools::BenchCommand();
   if (command == "engine-bench") return WithEngine(command, deberta::tools::EngineBenchCommand);
-  std::cerr << "deberta-cli: unknown command '" << command
-            << "' (run, make-random-model, convert, tokenize, classify, zero-shot, fill-mask, info, health, bench, engine-bench)\n";
+  std::cerr << "deberta-cli: unknown command '" << command << "'\n" << deberta::tools::Usage();
 #else
   std::cerr << "deberta-cli: unknown command '" << command
             << "' (this build has only run, make-random-model, convert and tokenize; build with DEBERTA_WITH_SERVICE=ON for "
                "client commands)\n";
 #endif
-  return 2;
+  return deberta::tools::kExitUsage;
 }

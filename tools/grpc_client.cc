@@ -8,7 +8,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "absl/status/status.h"
 #include "model/read_file.h"
+#include "tools/cli_help.h"
 
 ABSL_FLAG(std::string, server, "localhost:50051", "client: gRPC target of the server");
 ABSL_FLAG(std::string, lb, "", "client: load-balancing policy, e.g. round_robin over a headless service");
@@ -30,7 +32,7 @@ std::string ReadPemOrExit(const char* flag, const std::string& path) {
   absl::StatusOr<std::string> text = model::ReadFileToString(path);
   if (!text.ok()) {
     std::cerr << "error: --" << flag << ": " << text.status().message() << "\n";
-    std::exit(2);
+    std::exit(kExitUsage);
   }
   return *text;
 }
@@ -41,7 +43,7 @@ std::shared_ptr<grpc::ChannelCredentials> Credentials() {
   if (!tls) return grpc::InsecureChannelCredentials();
   if (absl::GetFlag(FLAGS_tls_cert).empty() != absl::GetFlag(FLAGS_tls_key).empty()) {
     std::cerr << "error: --tls_cert and --tls_key go together\n";
-    std::exit(2);
+    std::exit(kExitUsage);
   }
   grpc::SslCredentialsOptions options;
   options.pem_root_certs = ReadPemOrExit("tls_ca", absl::GetFlag(FLAGS_tls_ca));  // Empty: the system's.
@@ -81,8 +83,10 @@ void PrepareContext(grpc::ClientContext* context) {
 }
 
 int ReportRpcError(const grpc::Status& status) {
-  std::cerr << "error: " << status.error_code() << " " << status.error_message() << "\n";
-  return 1;
+  const auto code = static_cast<absl::StatusCode>(status.error_code());
+  std::cerr << "error: " << absl::StatusCodeToString(code) << ": " << status.error_message() << "\n";
+  const bool unreachable = code == absl::StatusCode::kUnavailable || code == absl::StatusCode::kDeadlineExceeded;
+  return unreachable ? kExitConnection : kExitServerError;
 }
 
 }  // namespace deberta::tools

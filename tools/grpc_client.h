@@ -19,7 +19,10 @@ std::shared_ptr<grpc::Channel> MakeChannel();
 // API key, when there is one.
 void PrepareContext(grpc::ClientContext* context);
 
-// Prints a failed RPC to stderr; returns the exit code 1.
+// Prints a failed RPC to stderr ("error: INVALID_ARGUMENT: ..."); returns
+// the exit code: kExitConnection when the server could not be reached or
+// did not answer in time (UNAVAILABLE, DEADLINE_EXCEEDED), else
+// kExitServerError.
 int ReportRpcError(const grpc::Status& status);
 
 }  // namespace deberta::tools

@@ -160,6 +160,11 @@ LevelResult RunLevel(const std::shared_ptr<grpc::Channel>& channel, int concurre
           ++result.errors[code];
           result.error_latencies_ms[code].push_back(ms);
         }
+        if (interval == absl::ZeroDuration() && status.error_code() == grpc::StatusCode::UNAVAILABLE) {
+          // A closed-loop client backs off from a server that is away
+          // (draining, restarting) rather than spinning on it.
+          absl::SleepFor(absl::Milliseconds(10));
+        }
       }
     });
   }

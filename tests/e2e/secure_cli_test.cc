@@ -7,32 +7,15 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <cstdio>
-
 #include "absl/strings/str_cat.h"
 #include "tests/testing/certificates.h"
+#include "tests/testing/run_command.h"
 #include "tests/testing/server_process.h"
 
 namespace deberta::testing {
 namespace {
 
 using ::testing::HasSubstr;
-
-struct CommandResult {
-  int exit_code = -1;
-  std::string output;  // stdout and stderr.
-};
-
-CommandResult RunCommand(const std::string& command) {
-  CommandResult result;
-  FILE* pipe = popen(absl::StrCat(command, " 2>&1").c_str(), "r");
-  if (pipe == nullptr) return result;
-  char buffer[512];
-  while (size_t n = fread(buffer, 1, sizeof(buffer), pipe)) result.output.append(buffer, n);
-  const int status = pclose(pipe);
-  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return result;
-}
 
 TEST(SecureCliTest, MutualTlsAndApiKeysFromFlagsEndToEnd) {
   const std::string dir = absl::StrCat(::testing::TempDir(), "/deberta-secure-cli-", getpid());

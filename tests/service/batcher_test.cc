@@ -230,7 +230,9 @@ TEST_F(BatcherTest, DropsCancelledTaskBeforeCompute) {
 TEST_F(BatcherTest, StopsABatchOnceEveryCallerHasGoneAndKeepsOneWithACallerLeft) {
   options_.max_batch_size = 2;
   options_.batch_timeout = absl::Hours(1);
-  Start();
+  auto registry = std::make_shared<prometheus::Registry>();
+  ServiceMetrics metrics(registry);
+  Start(&metrics);
   auto gone_a = std::make_shared<std::atomic<bool>>(false);
   auto gone_b = std::make_shared<std::atomic<bool>>(false);
   std::vector<std::shared_ptr<Outcome>> abandoned;
@@ -240,6 +242,7 @@ TEST_F(BatcherTest, StopsABatchOnceEveryCallerHasGoneAndKeepsOneWithACallerLeft)
   engine_.AwaitBlockedBatch();
   gone_a->store(true);  // Both clients leave during inference.
   gone_b->store(true);
+  clock_.AdvanceBy(absl::Seconds(1));
   engine_.Unblock();
   AwaitAll(abandoned);
   for (const auto& outcome : abandoned) {
@@ -254,10 +257,14 @@ TEST_F(BatcherTest, StopsABatchOnceEveryCallerHasGoneAndKeepsOneWithACallerLeft)
   ASSERT_TRUE(ScheduleTask(Endpoint::kClassify, {Tokens(4, 5)}, &mixed).ok());
   engine_.AwaitBlockedBatch();
   gone_c->store(true);  // One leaves; the other still waits for its answer.
+  clock_.AdvanceBy(absl::Seconds(2));
   engine_.Unblock();
   AwaitAll(mixed);
   EXPECT_TRUE(mixed[1]->status.ok()) << mixed[1]->status;
   EXPECT_EQ(engine_.batches_run(), 2);
+  // Engine time on callers gone: all of the first batch, half the second.
+  const std::string text = prometheus::TextSerializer().Serialize(registry->Collect());
+  EXPECT_THAT(text, HasSubstr("deberta_abandoned_inference_seconds_total{endpoint=\"classify\"} 2\n"));
 }
 
 TEST_F(BatcherTest, FullQueueRejectsWholeRequestAtOnce) {

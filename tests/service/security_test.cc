@@ -15,6 +15,7 @@
 #include "service/status_util.h"
 #include "tests/testing/certificates.h"
 #include "tests/testing/fake_engine.h"
+#include "tests/testing/run_command.h"
 #include "tests/testing/test_server.h"
 
 namespace deberta::testing {
@@ -301,13 +302,7 @@ TEST_F(ApiKeyServerTest, RotatedKeysTakeEffectWithoutARestart) {
 
 // curl's HTTP status code for `url` (000 when no HTTP answer came).
 std::string CurlStatus(const std::string& options, const std::string& url) {
-  const std::string command = absl::StrCat("curl -s -o /dev/null -w '%{http_code}' --max-time 10 ", options, " ", url);
-  FILE* pipe = popen(command.c_str(), "r");
-  if (pipe == nullptr) return "popen failed";
-  char buffer[64] = {};
-  const size_t n = fread(buffer, 1, sizeof(buffer) - 1, pipe);
-  pclose(pipe);
-  return std::string(buffer, n);
+  return RunCommand(absl::StrCat("curl -s -o /dev/null -w '%{http_code}' --max-time 10 ", options, " ", url)).output;
 }
 
 TEST_F(ApiKeyServerTest, MetricsOverMutualTlsNeedTheClientCertificateAndTheKey) {

@@ -6,21 +6,16 @@
 #include <sstream>
 
 #include "absl/strings/str_cat.h"
+#include "tests/testing/run_command.h"
 
 namespace deberta::testing {
 namespace {
 
 // Runs a shell command; its output is the error's message on failure.
 absl::Status Run(const std::string& command) {
-  const std::string full = absl::StrCat(command, " 2>&1");
-  FILE* pipe = popen(full.c_str(), "r");
-  if (pipe == nullptr) return absl::InternalError(absl::StrCat("cannot run: ", command));
-  std::string output;
-  char buffer[512];
-  while (size_t n = fread(buffer, 1, sizeof(buffer), pipe)) output.append(buffer, n);
-  const int rc = pclose(pipe);
-  if (rc != 0) return absl::InternalError(absl::StrCat(command, " failed (", rc, "): ", output));
-  return absl::OkStatus();
+  const CommandResult result = RunCommand(command);
+  if (result.exit_code == 0) return absl::OkStatus();
+  return absl::InternalError(absl::StrCat(command, " failed (", result.exit_code, "): ", result.output));
 }
 
 // A CA named `name` under `dir`, and a server and a client certificate.
