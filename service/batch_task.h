@@ -18,6 +18,8 @@ namespace deberta::service {
 struct TaskResult {
   model::ClassifyOutput classify;    // Set for Endpoint::kClassify.
   model::FillMaskOutput fill_mask;   // Set for Endpoint::kFillMask.
+  absl::Duration queued;             // Time in the batcher's queue.
+  absl::Duration inference;          // Engine time of its batch (0 if none ran).
 };
 
 struct BatchTask {

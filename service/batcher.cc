@@ -219,9 +219,11 @@ void Batcher::AnswerDropped(Tasks dropped, absl::Time now) {
     if (metrics_) {
       metrics_->RecordRejection(expired ? RejectionReason::kDeadlineExceeded : RejectionReason::kCancelled);
     }
+    TaskResult result;
+    result.queued = now - task->enqueue_time;
     task->done(expired ? absl::DeadlineExceededError("deadline passed while queued")
                        : absl::CancelledError("client cancelled the request"),
-               TaskResult{});
+               std::move(result));
   }
 }
 
@@ -248,9 +250,11 @@ void Batcher::DropUnfinishable(Endpoint endpoint, Tasks* batch, absl::Time now) 
       continue;
     }
     if (metrics_) metrics_->RecordRejection(RejectionReason::kDeadlineExceeded);
+    TaskResult result;
+    result.queued = now - task->enqueue_time;
     task->done(absl::DeadlineExceededError(absl::StrCat("deadline would pass before the batch finishes (estimated ",
                                                         absl::FormatDuration(finish - now), ")")),
-               TaskResult{});
+               std::move(result));
   }
   *batch = std::move(kept);
 }
@@ -326,9 +330,12 @@ void Batcher::Execute(Endpoint endpoint, Tasks batch, absl::Time now) {
       if (metrics_) {
         metrics_->RecordRejection(expired ? RejectionReason::kDeadlineExceeded : RejectionReason::kCancelled);
       }
+      TaskResult result;
+      result.queued = now - task->enqueue_time;
+      result.inference = inference;
       task->done(expired ? absl::DeadlineExceededError("deadline passed during inference; the batch was stopped")
                          : absl::CancelledError("client cancelled the request; the batch was stopped"),
-                 TaskResult{});
+                 std::move(result));
     }
     return;
   }
@@ -337,7 +344,11 @@ void Batcher::Execute(Endpoint endpoint, Tasks batch, absl::Time now) {
                << padded << " padded tokens) failed after " << inference << ": " << status;
   }
   // An engine failure fails every task of the batch; the batcher goes on.
-  for (size_t i = 0; i < batch.size(); ++i) batch[i]->done(status, std::move(results[i]));
+  for (size_t i = 0; i < batch.size(); ++i) {
+    results[i].queued = now - batch[i]->enqueue_time;
+    results[i].inference = inference;
+    batch[i]->done(status, std::move(results[i]));
+  }
 }
 
 }  // namespace deberta::service

@@ -6,13 +6,15 @@
 namespace deberta::service {
 
 InferenceCall::InferenceCall(Endpoint endpoint, absl::Time deadline, ServiceMetrics* metrics,
-                             std::function<void()> on_done)
+                             std::function<void()> on_done, AccessLog* access_log, AccessRecord log)
     : endpoint_(endpoint),
       deadline_(deadline),
       metrics_(metrics),
       on_done_(std::move(on_done)),
       start_(absl::Now()),
-      cancelled_(std::make_shared<std::atomic<bool>>(false)) {
+      cancelled_(std::make_shared<std::atomic<bool>>(false)),
+      access_log_(access_log != nullptr && access_log->enabled() ? access_log : nullptr),
+      log_(std::move(log)) {
   if (metrics_) metrics_->AddInflight(1);
 }
 
@@ -25,8 +27,28 @@ void InferenceCall::FinishWithReportedStatus() {
   Finish(status);
 }
 
+void InferenceCall::AddWork(int64_t sequences, int64_t tokens) {
+  absl::MutexLock lock(&log_mu_);
+  log_.sequences += sequences;
+  log_.tokens += tokens;
+}
+
+void InferenceCall::ReportTiming(absl::Duration queued, absl::Duration inference) {
+  absl::MutexLock lock(&log_mu_);
+  log_.queue = std::max(log_.queue, queued);
+  log_.inference = std::max(log_.inference, inference);
+}
+
 void InferenceCall::Finish(const absl::Status& status) {
   const grpc::Status answer = ToGrpcStatus(status);
+  if (access_log_ != nullptr) {
+    absl::MutexLock lock(&log_mu_);
+    log_.time = start_;
+    log_.method = EndpointName(endpoint_);
+    log_.code = status.code();
+    log_.total = absl::Now() - start_;
+    access_log_->Write(log_);
+  }
   // Metrics first, so that a client that has its answer sees it counted.
   if (metrics_) {
     metrics_->RecordRequest(endpoint_, status.code(), absl::Now() - start_);

@@ -13,6 +13,8 @@
 
 #include "absl/status/status.h"
 #include "absl/time/time.h"
+#include "absl/synchronization/mutex.h"
+#include "service/access_log.h"
 #include "service/endpoint.h"
 #include "service/metrics.h"
 #include "service/thread_safe_status.h"
@@ -26,8 +28,10 @@ class InferenceCall final : public grpc::ServerUnaryReactor {
   // `on_done` runs in OnDone, before the call deletes itself. `metrics` may
   // be null; it and `on_done`'s captures must outlive the call. `deadline`
   // is the client's (infinite when it set none).
+  // `access_log` may be null (no line); `log` starts the call's line
+  // (request id, peer, traceparent).
   InferenceCall(Endpoint endpoint, absl::Time deadline, ServiceMetrics* metrics,
-                std::function<void()> on_done);
+                std::function<void()> on_done, AccessLog* access_log = nullptr, AccessRecord log = {});
 
   // The client's deadline (infinite when it set none).
   absl::Time deadline() const { return deadline_; }
@@ -35,6 +39,10 @@ class InferenceCall final : public grpc::ServerUnaryReactor {
   std::shared_ptr<const std::atomic<bool>> cancelled() const { return cancelled_; }
   // Records one task's outcome; the call answers with the first error.
   void ReportTask(const absl::Status& status) { status_.Update(status); }
+  // For the access log: the sequences and tokens scheduled, and each
+  // task's queue and engine time (the line keeps the longest).
+  void AddWork(int64_t sequences, int64_t tokens);
+  void ReportTiming(absl::Duration queued, absl::Duration inference);
   absl::Status ReportedStatus() const { return status_.status(); }
   // Answers with the first error reported, or OK; but a call whose client
   // has gone is recorded as what it was (DeadlineExceeded or Cancelled),
@@ -55,6 +63,9 @@ class InferenceCall final : public grpc::ServerUnaryReactor {
   const absl::Time start_;
   const std::shared_ptr<std::atomic<bool>> cancelled_;
   ThreadSafeStatus status_;
+  AccessLog* const access_log_;  // May be null.
+  absl::Mutex log_mu_;
+  AccessRecord log_ ABSL_GUARDED_BY(log_mu_);
 };
 
 }  // namespace deberta::service

@@ -66,19 +66,38 @@ absl::Status InferenceServiceImpl::Authorize(const grpc::CallbackServerContext& 
   return absl::OkStatus();
 }
 
+AccessRecord InferenceServiceImpl::LogStart(const grpc::CallbackServerContext& context,
+                                            const std::string& request_id) const {
+  AccessRecord log;
+  if (options_.access_log == nullptr || !options_.access_log->enabled()) return log;
+  log.request_id = request_id;
+  log.peer = context.peer();
+  auto it = context.client_metadata().find("traceparent");
+  if (it != context.client_metadata().end()) {
+    log.traceparent = ValidTraceparent(absl::string_view(it->second.data(), it->second.size()));
+  }
+  return log;
+}
+
 InferenceCall* InferenceServiceImpl::StartCall(Endpoint endpoint, grpc::CallbackServerContext* context,
-                                               bool* accepted) {
+                                               const std::string& request_id, bool* accepted) {
   const absl::Time deadline = absl::FromChrono(context->deadline());
+  AccessRecord log = LogStart(*context, request_id);
   if (absl::Status auth = Authorize(*context); !auth.ok()) {
     *accepted = false;
-    auto* call = new InferenceCall(endpoint, deadline, metrics_, /*on_done=*/nullptr);
+    auto* call = new InferenceCall(endpoint, deadline, metrics_, /*on_done=*/nullptr, options_.access_log,
+                                   std::move(log));
     if (metrics_) metrics_->RecordRejection(RejectionReason::kUnauthenticated);
     call->Finish(auth);
     return call;
   }
   *accepted = TryAcceptCall();
-  if (*accepted) return new InferenceCall(endpoint, deadline, metrics_, [this] { CallDone(); });
-  auto* call = new InferenceCall(endpoint, deadline, metrics_, /*on_done=*/nullptr);
+  if (*accepted) {
+    return new InferenceCall(endpoint, deadline, metrics_, [this] { CallDone(); }, options_.access_log,
+                             std::move(log));
+  }
+  auto* call = new InferenceCall(endpoint, deadline, metrics_, /*on_done=*/nullptr, options_.access_log,
+                                 std::move(log));
   if (metrics_) metrics_->RecordRejection(RejectionReason::kShuttingDown);
   call->Finish(absl::UnavailableError("server is shutting down"));
   return call;
@@ -114,11 +133,13 @@ void InferenceServiceImpl::Submit(InferenceCall* call, Endpoint endpoint,
       task.cancelled = call->cancelled();
       task.done = [call, write = std::move(write[i]), piece = barrier.Inc()](const absl::Status& status,
                                                                             TaskResult result) {
+        call->ReportTiming(result.queued, result.inference);
         if (status.ok()) write(std::move(result));
         call->ReportTask(status);
         piece();
       };
     }
+    call->AddWork(static_cast<int64_t>(tasks.size()), tokens);
     scheduled = batcher_->Schedule(std::move(tasks));
   }
   if (!scheduled.ok()) {
@@ -135,7 +156,7 @@ grpc::ServerUnaryReactor* InferenceServiceImpl::Classify(grpc::CallbackServerCon
                                                          pb::ClassifyResponse* response) {
   response->set_request_id(request->request_id());
   bool accepted = false;
-  InferenceCall* call = StartCall(Endpoint::kClassify, context, &accepted);
+  InferenceCall* call = StartCall(Endpoint::kClassify, context, request->request_id(), &accepted);
   if (!accepted) return call;
   absl::StatusOr<ClassifyTasks> built = BuildClassifyTasks(*request, info_, requests_);
   if (!built.ok()) return Reject(call, built.status());
@@ -157,7 +178,7 @@ grpc::ServerUnaryReactor* InferenceServiceImpl::FillMask(grpc::CallbackServerCon
                                                          pb::FillMaskResponse* response) {
   response->set_request_id(request->request_id());
   bool accepted = false;
-  InferenceCall* call = StartCall(Endpoint::kFillMask, context, &accepted);
+  InferenceCall* call = StartCall(Endpoint::kFillMask, context, request->request_id(), &accepted);
   if (!accepted) return call;
   absl::StatusOr<std::vector<std::unique_ptr<BatchTask>>> tasks =
       BuildFillMaskTasks(*request, info_, requests_);
@@ -181,7 +202,7 @@ grpc::ServerUnaryReactor* InferenceServiceImpl::ZeroShotClassify(grpc::CallbackS
                                                                  pb::ZeroShotClassifyResponse* response) {
   response->set_request_id(request->request_id());
   bool accepted = false;
-  InferenceCall* call = StartCall(Endpoint::kZeroShotClassify, context, &accepted);
+  InferenceCall* call = StartCall(Endpoint::kZeroShotClassify, context, request->request_id(), &accepted);
   if (!accepted) return call;
   absl::StatusOr<ZeroShotTasks> built = BuildZeroShotTasks(*request, info_, requests_);
   if (!built.ok()) return Reject(call, built.status());
@@ -238,6 +259,14 @@ grpc::ServerUnaryReactor* InferenceServiceImpl::AnswerNow(grpc::CallbackServerCo
   if (metrics_) {
     if (absl::IsUnauthenticated(status)) metrics_->RecordRejection(RejectionReason::kUnauthenticated);
     metrics_->RecordRequest(endpoint, status.code(), absl::Now() - start);
+  }
+  if (options_.access_log != nullptr && options_.access_log->enabled()) {
+    AccessRecord log = LogStart(*context, "");
+    log.time = start;
+    log.method = EndpointName(endpoint);
+    log.code = status.code();
+    log.total = absl::Now() - start;
+    options_.access_log->Write(log);
   }
   auto* reactor = context->DefaultReactor();
   reactor->Finish(ToGrpcStatus(status));

@@ -15,6 +15,7 @@
 #include "deberta/serving/v1/inference.grpc.pb.h"
 #include "model/engine.h"
 #include "model/special_tokens.h"
+#include "service/access_log.h"
 #include "service/api_keys.h"
 #include "service/batcher.h"
 #include "service/metrics.h"
@@ -39,6 +40,8 @@ class InferenceServiceImpl final : public serving::v1::InferenceService::Callbac
     // When set, every call needs `authorization: Bearer <key>` with one of
     // these keys (borrowed; outlives the service).
     const ApiKeys* api_keys = nullptr;
+    // One line per request when set and enabled (borrowed).
+    AccessLog* access_log = nullptr;
   };
 
   InferenceServiceImpl(const model::ModelInfo& info, const Options& options, Batcher* batcher,
@@ -80,7 +83,10 @@ class InferenceServiceImpl final : public serving::v1::InferenceService::Callbac
   void CallDone();
   // A new call, accepted (counted until its OnDone) or, while draining,
   // already answered Unavailable; `accepted` says which.
-  InferenceCall* StartCall(Endpoint endpoint, grpc::CallbackServerContext* context, bool* accepted);
+  InferenceCall* StartCall(Endpoint endpoint, grpc::CallbackServerContext* context, const std::string& request_id,
+                           bool* accepted);
+  // The start of a call's access-log line: request id, peer, traceparent.
+  AccessRecord LogStart(const grpc::CallbackServerContext& context, const std::string& request_id) const;
   // Answers a request that failed its checks; returns the call.
   InferenceCall* Reject(InferenceCall* call, const absl::Status& invalid);
   // Answers an RPC that needs no batcher (model info, tokenization) with

@@ -62,6 +62,7 @@ class Server {
   std::unique_ptr<grpc::Server> grpc_server_;
   std::unique_ptr<ApiKeys> api_keys_;             // With --api_keys_file.
   std::unique_ptr<HttpServer> metrics_http_;      // /metrics, unless off.
+  std::unique_ptr<AccessLog> access_log_;
   int bound_port_ = 0;
   // Held for the whole shutdown, so a second caller returns only once the
   // first has finished.

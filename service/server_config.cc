@@ -76,6 +76,7 @@ std::string ServerConfig::Describe() const {
       " reflection_without_api_key=", security.reflection_without_api_key ? "true" : "false",
       " metrics_without_api_key=", security.metrics_without_api_key ? "true" : "false",
       " credentials_reload_interval=", absl::FormatDuration(security.reload_interval),
+      " access_log=", AccessLogFormatName(access_log),
       " max_batch_size=", batcher.max_batch_size, " max_batch_tokens=", batcher.max_batch_tokens,
       " batch_timeout=", absl::FormatDuration(batcher.batch_timeout),
       " max_queue_size=", batcher.max_enqueued_tasks,

@@ -4,10 +4,12 @@
 #ifndef DEBERTA_SERVICE_SERVER_CONFIG_H_
 #define DEBERTA_SERVICE_SERVER_CONFIG_H_
 
+#include <iostream>
 #include <string>
 
 #include "absl/status/status.h"
 #include "absl/time/time.h"
+#include "service/access_log.h"
 #include "service/batcher.h"
 #include "service/inference_service.h"
 #include "service/security_config.h"
@@ -44,6 +46,9 @@ struct ServerConfig {
   int max_metadata_bytes = 16 << 10;
   // TLS, mutual TLS and API keys (all off by default).
   SecurityConfig security;
+  // One line per request (off, text or json), written to access_log_out.
+  AccessLogFormat access_log = AccessLogFormat::kOff;
+  std::ostream* access_log_out = &std::cout;
 
   // InvalidArgument naming the setting (by its flag) and the allowed range.
   absl::Status Validate() const;

@@ -34,6 +34,9 @@ ABSL_FLAG(bool, metrics_without_api_key, false,
           "With --api_keys_file: serve /metrics without a key (otherwise the key is the Basic-auth password)");
 ABSL_FLAG(absl::Duration, credentials_reload_interval, absl::Seconds(10),
           "How often TLS files and the API keys file are checked for changes");
+ABSL_FLAG(std::string, access_log, "off",
+          "One line per request on stdout: off, text or json (request id, method, code, sizes, times, peer, "
+          "traceparent; never token ids or text)");
 ABSL_FLAG(int64_t, max_batch_size, 32, "Most sequences per batch");
 ABSL_FLAG(int64_t, max_batch_tokens, 8192, "Most padded tokens (sequences x longest) per batch");
 ABSL_FLAG(absl::Duration, batch_timeout, absl::ZeroDuration(),
@@ -83,6 +86,9 @@ absl::StatusOr<ServerConfig> ServerConfigFromFlags(const model::EngineOptions& e
   config.max_connection_age_grace = absl::GetFlag(FLAGS_max_connection_age_grace);
   config.min_client_ping_interval = absl::GetFlag(FLAGS_min_client_ping_interval);
   config.max_metadata_bytes = absl::GetFlag(FLAGS_max_metadata_bytes);
+  absl::StatusOr<AccessLogFormat> access_log = ParseAccessLogFormat(absl::GetFlag(FLAGS_access_log));
+  if (!access_log.ok()) return access_log.status();
+  config.access_log = *access_log;
   SecurityConfig& security = config.security;
   security.tls_cert = absl::GetFlag(FLAGS_tls_cert);
   security.tls_key = absl::GetFlag(FLAGS_tls_key);
