@@ -7,4 +7,4 @@ bash scripts/install_deps.sh --build
 BUILD_DIR=${BUILD_DIR:-build}
 cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release
 cmake --build "$BUILD_DIR" -j "$(nproc)" --target deberta-server deberta-cli
-exec "$BUILD_DIR/service/deberta-server" --model=demo "$@"
+exec "$BUILD_DIR/service/deberta-server" --model=demo --http_port=8080 "$@"

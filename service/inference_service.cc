@@ -4,8 +4,10 @@
 #include <memory>
 #include <optional>
 
+#include "absl/strings/match.h"
 #include "service/incremental_barrier.h"
 #include "service/inference_call.h"
+#include "service/json_api.h"
 #include "service/response_writer.h"
 #include "service/status_util.h"
 
@@ -72,9 +74,18 @@ AccessRecord InferenceServiceImpl::LogStart(const grpc::CallbackServerContext& c
   if (options_.access_log == nullptr || !options_.access_log->enabled()) return log;
   log.request_id = request_id;
   log.peer = context.peer();
-  auto it = context.client_metadata().find("traceparent");
-  if (it != context.client_metadata().end()) {
-    log.traceparent = ValidTraceparent(absl::string_view(it->second.data(), it->second.size()));
+  const auto& metadata = context.client_metadata();
+  auto value = [&metadata](const char* key) -> std::string {
+    auto it = metadata.find(key);
+    return it == metadata.end() ? "" : std::string(it->second.data(), it->second.size());
+  };
+  log.traceparent = ValidTraceparent(value("traceparent"));
+  // Calls of the JSON API come on the in-process channel (whose peer gRPC
+  // reports as "unknown") and say where they came from; from a network
+  // peer such metadata is ignored. It only labels the log line.
+  if (log.peer == "unknown" || absl::StartsWith(log.peer, "inproc")) {
+    if (std::string protocol = value(kProtocolMetadata); protocol == "http") log.protocol = protocol;
+    if (std::string peer = value(kHttpPeerMetadata); !peer.empty()) log.peer = peer;
   }
   return log;
 }

@@ -76,7 +76,8 @@ int main(int argc, char** argv) {
   std::cout << "deberta-server " << DEBERTA_SERVE_VERSION << ": serving " << info.name << " ("
             << info.model_type << ", " << info.device << ", " << info.dtype << ", EMD "
             << (info.emd_enabled ? "on" : "off") << ") on " << config->listen_address << ":"
-            << server.port() << ", metrics on :" << server.metrics_port() << std::endl;
+            << server.port() << ", metrics on :" << server.metrics_port() << ", http on :" << server.http_port()
+            << std::endl;
 
   std::thread signal_thread([&] {
     int signal = 0;

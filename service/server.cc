@@ -14,6 +14,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "service/grpc_credentials.h"
+#include "service/json_api.h"
 #include "service/metrics_endpoint.h"
 #include "service/tls_identity.h"
 
@@ -85,6 +86,7 @@ absl::Status Server::Start() {
   batcher_ = std::make_unique<Batcher>(config_.batcher, engine_.get(), RealClock::Get(), &metrics_);
   service_ = std::make_unique<InferenceServiceImpl>(info, config_.service, batcher_.get(), &metrics_);
   if (absl::Status s = StartGrpc(); !s.ok()) return s;
+  if (absl::Status s = StartJsonApi(); !s.ok()) return s;
 
   auto* health = grpc_server_->GetHealthCheckService();
   const std::string service_name = deberta::serving::v1::InferenceService::service_full_name();
@@ -118,6 +120,25 @@ absl::Status Server::StartMetrics() {
   if (absl::Status s = metrics_http_->Start(); !s.ok()) {
     return absl::UnavailableError(absl::StrCat("/metrics: ", s.message()));
   }
+  return absl::OkStatus();
+}
+
+absl::Status Server::StartJsonApi() {
+  if (config_.http_port < 0) return absl::OkStatus();
+  HttpServer::Options options;
+  options.address = config_.listen_address;
+  options.port = config_.http_port;
+  options.threads = config_.http_threads;
+  options.request_timeout = config_.metrics_request_timeout;  // Reading a request; not its compute.
+  options.max_body_bytes = static_cast<size_t>(config_.max_message_bytes);
+  options.security = config_.security;
+  absl::StatusOr<std::unique_ptr<HttpServer>> http = HttpServer::Create(options);
+  if (!http.ok()) return http.status();
+  json_http_ = *std::move(http);
+  grpc::ChannelArguments args;
+  args.SetMaxReceiveMessageSize(-1);
+  AddJsonApiRoutes(json_http_->routes(), grpc_server_->InProcessChannel(args));
+  if (absl::Status s = json_http_->Start(); !s.ok()) return absl::UnavailableError(absl::StrCat("HTTP API: ", s.message()));
   return absl::OkStatus();
 }
 
@@ -183,6 +204,7 @@ void Server::Shutdown() {
   }
   if (batcher_) batcher_->Stop();
   metrics_.SetModelReady(false);
+  if (json_http_) json_http_->Stop();
   if (metrics_http_) metrics_http_->Stop();
   LOG(INFO) << "drain: done";
 }

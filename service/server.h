@@ -46,12 +46,15 @@ class Server {
 
   int port() const { return bound_port_; }
   int metrics_port() const;
+  int http_port() const { return json_http_ ? json_http_->port() : -1; }
   ServiceMetrics& metrics() { return metrics_; }
 
  private:
   // The parts of Start() that bind: /metrics, then gRPC.
   absl::Status StartMetrics();
   absl::Status StartGrpc();
+  // The JSON API, calling the gRPC service in process.
+  absl::Status StartJsonApi();
 
   ServerConfig config_;
   std::unique_ptr<model::Engine> engine_;
@@ -62,6 +65,7 @@ class Server {
   std::unique_ptr<grpc::Server> grpc_server_;
   std::unique_ptr<ApiKeys> api_keys_;             // With --api_keys_file.
   std::unique_ptr<HttpServer> metrics_http_;      // /metrics, unless off.
+  std::unique_ptr<HttpServer> json_http_;         // The JSON API, when on.
   std::unique_ptr<AccessLog> access_log_;
   int bound_port_ = 0;
   // Held for the whole shutdown, so a second caller returns only once the

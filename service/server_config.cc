@@ -15,6 +15,8 @@ absl::Status OutOfRange(absl::string_view flag, int64_t value, absl::string_view
 
 absl::Status ServerConfig::Validate() const {
   if (port < 0 || port > 65535) return OutOfRange("port", port, "in [0, 65535]");
+  if (http_port < -1 || http_port > 65535) return OutOfRange("http_port", http_port, "in [-1, 65535] (-1: off)");
+  if (http_threads < 1 || http_threads > 1024) return OutOfRange("http_threads", http_threads, "in [1, 1024]");
   if (metrics_port < -1 || metrics_port > 65535) {
     return OutOfRange("metrics_port", metrics_port, "in [-1, 65535] (-1: off)");
   }
@@ -62,7 +64,8 @@ absl::Status ServerConfig::Validate() const {
 std::string ServerConfig::Describe() const {
   const model::SpecialTokens& special = service.special_tokens;
   return absl::StrCat(
-      "listen_address=", listen_address, " port=", port, " metrics_port=", metrics_port,
+      "listen_address=", listen_address, " port=", port, " http_port=", http_port,
+      " http_threads=", http_threads, " metrics_port=", metrics_port,
       " metrics_listen_address=", metrics_listen_address.empty() ? listen_address : metrics_listen_address,
       " metrics_threads=", metrics_threads,
       " metrics_request_timeout=", absl::FormatDuration(metrics_request_timeout),

@@ -21,6 +21,9 @@ struct ServerConfig {
   int port = 50051;           // 0 picks a free port (tests). Never shared: a
                               // second server on a port in use fails to start.
   int metrics_port = 9464;    // 0 picks a free port; -1 disables the exposer.
+  // HTTP/JSON API (json_api.h): -1 off, 0 a free port.
+  int http_port = -1;
+  int http_threads = 16;
   // Where /metrics listens; empty: listen_address.
   std::string metrics_listen_address;
   // Threads serving /metrics; each HTTP connection holds one while open, so

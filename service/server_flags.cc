@@ -8,6 +8,8 @@
 
 ABSL_FLAG(std::string, listen_address, "0.0.0.0", "Address to listen on");
 ABSL_FLAG(int, port, 50051, "gRPC port (0 = pick a free one)");
+ABSL_FLAG(int, http_port, -1, "HTTP/JSON API port: POST /v1/classify, ... (-1 = off, 0 = pick a free one)");
+ABSL_FLAG(int, http_threads, 16, "Threads serving the HTTP/JSON API (each open connection holds one)");
 ABSL_FLAG(int, metrics_port, 9464,
           "Prometheus /metrics port (-1 = off; 9464, not Prometheus's own 9090)");
 ABSL_FLAG(std::string, metrics_listen_address, "", "Address /metrics listens on ('' = --listen_address)");
@@ -78,6 +80,8 @@ absl::StatusOr<ServerConfig> ServerConfigFromFlags(const model::EngineOptions& e
   config.listen_address = absl::GetFlag(FLAGS_listen_address);
   config.port = absl::GetFlag(FLAGS_port);
   config.metrics_port = absl::GetFlag(FLAGS_metrics_port);
+  config.http_port = absl::GetFlag(FLAGS_http_port);
+  config.http_threads = absl::GetFlag(FLAGS_http_threads);
   config.metrics_listen_address = absl::GetFlag(FLAGS_metrics_listen_address);
   config.metrics_threads = absl::GetFlag(FLAGS_metrics_threads);
   config.metrics_request_timeout = absl::GetFlag(FLAGS_metrics_request_timeout);

@@ -24,6 +24,7 @@ absl::StatusOr<std::unique_ptr<TestServer>> StartTestServer(std::unique_ptr<mode
   config.listen_address = "127.0.0.1";
   config.port = 0;
   if (config.metrics_port != 0) config.metrics_port = -1;
+  if (config.http_port != 0) config.http_port = -1;
   auto test = std::make_unique<TestServer>();
   if (tokenizer != nullptr) config.service.special_tokens = tokenizer->special_tokens();
   test->server = std::make_unique<service::Server>(config, std::move(engine),

@@ -28,7 +28,8 @@ struct TestServer {
 
 // Starts `engine` behind a server configured by `config` (its ports are
 // replaced: gRPC on port 0 of 127.0.0.1). /metrics is served only when
-// config.metrics_port is 0 (then on a free port).
+// config.metrics_port is 0 (then on a free port); the JSON API likewise
+// with config.http_port.
 absl::StatusOr<std::unique_ptr<TestServer>> StartTestServer(
     std::unique_ptr<model::Engine> engine, service::ServerConfig config,
     std::unique_ptr<model::Tokenizer> tokenizer = nullptr);

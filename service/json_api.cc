@@ -1,0 +1,138 @@
+// JSON <-> protobuf on HTTP routes, each a call on the in-process channel.
+#include "service/json_api.h"
+
+#include <google/protobuf/util/json_util.h>
+
+#include <chrono>
+#include <nlohmann/json.hpp>
+#include <functional>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "deberta/serving/v1/inference.grpc.pb.h"
+#include "grpc/health/v1/health.grpc.pb.h"
+#include "service/status_util.h"
+
+namespace deberta::service {
+namespace {
+
+namespace pb = serving::v1;
+using Stub = pb::InferenceService::Stub;
+
+void WriteError(httplib::Response& response, grpc::StatusCode code, const std::string& message) {
+  response.status = HttpStatusFromCode(code);
+  const nlohmann::json body = {{"code", GrpcCodeName(code)}, {"message", message}};
+  response.set_content(body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace), "application/json");
+}
+
+std::string ToJson(const google::protobuf::Message& message) {
+  google::protobuf::util::JsonPrintOptions options;
+  options.always_print_primitive_fields = true;  // 0 is a value (label id 0, pad id 0).
+  std::string json;
+  (void)google::protobuf::util::MessageToJsonString(message, &json, options);
+  return json;
+}
+
+// What an HTTP request carries into its gRPC call: the API key, the
+// traceparent, the deadline, and its peer and protocol for the access log.
+bool PrepareContext(const httplib::Request& request, grpc::ClientContext* context, httplib::Response& response) {
+  for (const char* header : {"authorization", "traceparent"}) {
+    if (request.has_header(header)) context->AddMetadata(header, request.get_header_value(header));
+  }
+  context->AddMetadata(kProtocolMetadata, "http");
+  context->AddMetadata(kHttpPeerMetadata, absl::StrCat(request.remote_addr, ":", request.remote_port));
+  std::string deadline = request.get_header_value("X-Deadline-Ms");
+  if (deadline.empty()) deadline = request.get_param_value("deadline_ms");
+  if (!deadline.empty()) {
+    int64_t ms = 0;
+    if (!absl::SimpleAtoi(deadline, &ms) || ms <= 0) {
+      WriteError(response, grpc::StatusCode::INVALID_ARGUMENT,
+                 absl::StrCat("the deadline must be a positive number of milliseconds, not '", deadline, "'"));
+      return false;
+    }
+    context->set_deadline(std::chrono::system_clock::now() + std::chrono::milliseconds(ms));
+  }
+  return true;
+}
+
+// POST `path`: JSON body -> Request, `call` on the stub, Response -> JSON.
+template <typename Request, typename Response>
+void AddRoute(httplib::Server& routes, const std::string& path, std::shared_ptr<Stub> stub,
+              std::function<grpc::Status(Stub&, grpc::ClientContext*, const Request&, Response*)> call) {
+  routes.Post(path, [stub, call](const httplib::Request& http_request, httplib::Response& http_response) {
+    Request request;
+    google::protobuf::util::JsonParseOptions options;
+    options.ignore_unknown_fields = false;  // A misspelt field is an error, not silently dropped.
+    const std::string& body = http_request.body.empty() ? std::string("{}") : http_request.body;
+    const auto parsed = google::protobuf::util::JsonStringToMessage(body, &request, options);
+    if (!parsed.ok()) {
+      WriteError(http_response, grpc::StatusCode::INVALID_ARGUMENT,
+                 absl::StrCat("the body is not a ", Request::descriptor()->full_name(),
+                              " in JSON: ", std::string(parsed.message())));
+      return;
+    }
+    grpc::ClientContext context;
+    if (!PrepareContext(http_request, &context, http_response)) return;
+    Response response;
+    const grpc::Status status = call(*stub, &context, request, &response);
+    if (!status.ok()) {
+      WriteError(http_response, status.error_code(), status.error_message());
+      return;
+    }
+    http_response.set_content(ToJson(response), "application/json");
+  });
+}
+
+}  // namespace
+
+void AddJsonApiRoutes(httplib::Server& routes, std::shared_ptr<grpc::Channel> channel) {
+  auto stub = std::make_shared<Stub>(channel);
+  AddRoute<pb::ClassifyRequest, pb::ClassifyResponse>(
+      routes, "/v1/classify", stub, [](Stub& s, grpc::ClientContext* c, const auto& r, auto* o) {
+        return s.Classify(c, r, o);
+      });
+  AddRoute<pb::FillMaskRequest, pb::FillMaskResponse>(
+      routes, "/v1/fill-mask", stub, [](Stub& s, grpc::ClientContext* c, const auto& r, auto* o) {
+        return s.FillMask(c, r, o);
+      });
+  AddRoute<pb::ZeroShotClassifyRequest, pb::ZeroShotClassifyResponse>(
+      routes, "/v1/zero-shot-classify", stub, [](Stub& s, grpc::ClientContext* c, const auto& r, auto* o) {
+        return s.ZeroShotClassify(c, r, o);
+      });
+  AddRoute<pb::TokenizeRequest, pb::TokenizeResponse>(
+      routes, "/v1/tokenize", stub, [](Stub& s, grpc::ClientContext* c, const auto& r, auto* o) {
+        return s.Tokenize(c, r, o);
+      });
+  AddRoute<pb::DetokenizeRequest, pb::DetokenizeResponse>(
+      routes, "/v1/detokenize", stub, [](Stub& s, grpc::ClientContext* c, const auto& r, auto* o) {
+        return s.Detokenize(c, r, o);
+      });
+  AddRoute<pb::GetModelInfoRequest, pb::ModelInfo>(
+      routes, "/v1/model", stub, [](Stub& s, grpc::ClientContext* c, const auto& r, auto* o) {
+        return s.GetModelInfo(c, r, o);
+      });
+  // Liveness: the process answers. Readiness: the inference service is
+  // SERVING (not while loading, warming up or draining).
+  routes.Get("/health/live", [](const httplib::Request&, httplib::Response& response) {
+    response.set_content("{\"status\":\"SERVING\"}", "application/json");
+  });
+  auto health = std::shared_ptr<grpc::health::v1::Health::Stub>(grpc::health::v1::Health::NewStub(channel));
+  routes.Get("/health/ready", [health](const httplib::Request&, httplib::Response& response) {
+    grpc::health::v1::HealthCheckRequest request;
+    request.set_service(pb::InferenceService::service_full_name());
+    grpc::health::v1::HealthCheckResponse answer;
+    grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(5));
+    const grpc::Status status = health->Check(&context, request, &answer);
+    const bool serving = status.ok() && answer.status() == grpc::health::v1::HealthCheckResponse::SERVING;
+    response.status = serving ? 200 : 503;
+    response.set_content(absl::StrCat("{\"status\":\"",
+                                      status.ok() ? grpc::health::v1::HealthCheckResponse::ServingStatus_Name(
+                                                        answer.status())
+                                                  : "NOT_SERVING",
+                                      "\"}"),
+                         "application/json");
+  });
+}
+
+}  // namespace deberta::service

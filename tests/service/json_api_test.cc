@@ -1,0 +1,142 @@
+// The HTTP/JSON API over a FakeEngine server, called with curl: the same
+// answer as gRPC for the same request, errors as HTTP statuses with a JSON
+// body, health, deadlines, API keys and the access log's protocol.
+#include <gmock/gmock.h>
+#include <google/protobuf/util/json_util.h>
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "tests/testing/certificates.h"
+#include "tests/testing/fake_engine.h"
+#include "tests/testing/run_command.h"
+#include "tests/testing/test_server.h"
+
+namespace deberta::testing {
+namespace {
+
+using ::testing::HasSubstr;
+
+// curl's answer: the status code on the first line, then the body.
+struct HttpAnswer {
+  int status = 0;
+  std::string body;
+};
+
+HttpAnswer Curl(int port, const std::string& method, const std::string& path, const std::string& body = "",
+                const std::string& extra = "") {
+  std::string command = absl::StrCat("curl -s -w '\\n%{http_code}' -X ", method, " ", extra);
+  if (!body.empty()) absl::StrAppend(&command, " -H 'Content-Type: application/json' --data-raw '", body, "'");
+  absl::StrAppend(&command, " 'http://127.0.0.1:", port, path, "'");
+  const std::string output = RunCommand(command).output;
+  HttpAnswer answer;
+  const size_t newline = output.rfind('\n');
+  answer.body = output.substr(0, newline);
+  answer.status = std::atoi(output.substr(newline + 1).c_str());
+  return answer;
+}
+
+std::string Json(const google::protobuf::Message& message) {
+  google::protobuf::util::JsonPrintOptions options;
+  options.always_print_primitive_fields = true;
+  std::string json;
+  (void)google::protobuf::util::MessageToJsonString(message, &json, options);
+  return json;
+}
+
+class JsonApiTest : public ::testing::Test {
+ protected:
+  void Start(service::ServerConfig config = {}) {
+    config.http_port = 0;
+    config.access_log = service::AccessLogFormat::kJson;
+    config.access_log_out = &log_;
+    auto server = StartTestServer(std::make_unique<FakeEngine>(), config);
+    ASSERT_TRUE(server.ok()) << server.status();
+    server_ = *std::move(server);
+    port_ = server_->server->http_port();
+    ASSERT_GT(port_, 0);
+  }
+
+  std::ostringstream log_;
+  std::unique_ptr<TestServer> server_;
+  int port_ = 0;
+};
+
+TEST_F(JsonApiTest, AnswersAsGrpcDoesForTheSameRequest) {
+  Start();
+  const std::string body = R"({"requestId": "h-1", "sequences": [{"tokenIds": [1, 7, 8, 2]}, {"tokenIds": [1, 9, 2]}]})";
+  HttpAnswer http = Curl(port_, "POST", "/v1/classify", body);
+  ASSERT_EQ(http.status, 200) << http.body;
+
+  serving::v1::ClassifyRequest request;
+  ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(body, &request).ok());
+  serving::v1::ClassifyResponse response;
+  auto context = ContextWithDeadline(5);
+  ASSERT_TRUE(server_->stub->Classify(context.get(), request, &response).ok());
+  EXPECT_EQ(http.body, Json(response));
+  EXPECT_THAT(http.body, HasSubstr("\"labelId\":0"));  // Zero values are printed.
+
+  HttpAnswer fill = Curl(port_, "POST", "/v1/fill-mask",
+                         R"({"sequences": [{"sequence": {"tokenIds": [1, 7, 8, 2]}, "positions": [2]}], "topK": 2})");
+  EXPECT_EQ(fill.status, 200) << fill.body;
+  EXPECT_THAT(fill.body, HasSubstr("\"position\":2"));
+  HttpAnswer model = Curl(port_, "POST", "/v1/model", "{}");
+  EXPECT_EQ(model.status, 200) << model.body;
+  EXPECT_THAT(model.body, HasSubstr("\"vocabSize\""));
+
+  // One access-log line per call, marked as HTTP with the HTTP peer.
+  const std::vector<std::string> lines = absl::StrSplit(log_.str(), '\n', absl::SkipEmpty());
+  ASSERT_GE(lines.size(), 2u);
+  const auto first = nlohmann::json::parse(lines[0]);
+  EXPECT_EQ(first["protocol"], "http");
+  EXPECT_EQ(first["request_id"], "h-1");
+  EXPECT_THAT(first["peer"].get<std::string>(), HasSubstr("127.0.0.1:"));
+  EXPECT_EQ(nlohmann::json::parse(lines[1])["protocol"], "grpc");
+}
+
+TEST_F(JsonApiTest, ErrorsAreHttpStatusesWithTheCodeAndMessage) {
+  Start();
+  HttpAnswer empty = Curl(port_, "POST", "/v1/classify", R"({"sequences": [{}]})");
+  EXPECT_EQ(empty.status, 400);
+  EXPECT_EQ(nlohmann::json::parse(empty.body)["code"], "INVALID_ARGUMENT");
+  EXPECT_THAT(nlohmann::json::parse(empty.body)["message"].get<std::string>(), HasSubstr("sequence 0"));
+
+  HttpAnswer not_json = Curl(port_, "POST", "/v1/classify", "{not json");
+  EXPECT_EQ(not_json.status, 400);
+  EXPECT_THAT(not_json.body, HasSubstr("deberta.serving.v1.ClassifyRequest"));
+  HttpAnswer misspelt = Curl(port_, "POST", "/v1/classify", R"({"sequencez": []})");
+  EXPECT_EQ(misspelt.status, 400) << misspelt.body;
+
+  HttpAnswer bad_deadline = Curl(port_, "POST", "/v1/model?deadline_ms=soon", "{}");
+  EXPECT_EQ(bad_deadline.status, 400);
+  EXPECT_EQ(Curl(port_, "POST", "/v1/model", "{}", "-H 'X-Deadline-Ms: 5000'").status, 200);
+  EXPECT_EQ(Curl(port_, "GET", "/v1/no-such-thing").status, 404);
+}
+
+TEST_F(JsonApiTest, HealthSaysLiveAndReady) {
+  Start();
+  EXPECT_EQ(Curl(port_, "GET", "/health/live").status, 200);
+  HttpAnswer ready = Curl(port_, "GET", "/health/ready");
+  EXPECT_EQ(ready.status, 200);
+  EXPECT_THAT(ready.body, HasSubstr("SERVING"));
+}
+
+TEST_F(JsonApiTest, ApiKeysComeFromTheAuthorizationHeader) {
+  const std::string keys = absl::StrCat(::testing::TempDir(), "/deberta-json-keys-", getpid());
+  ReplaceFile(keys, "json-key\n");
+  service::ServerConfig config;
+  config.security.api_keys_file = keys;
+  Start(config);
+  HttpAnswer missing = Curl(port_, "POST", "/v1/model", "{}");
+  EXPECT_EQ(missing.status, 401);
+  EXPECT_EQ(nlohmann::json::parse(missing.body)["code"], "UNAUTHENTICATED");
+  EXPECT_EQ(Curl(port_, "POST", "/v1/model", "{}", "-H 'Authorization: Bearer json-key'").status, 200);
+  EXPECT_EQ(Curl(port_, "GET", "/health/ready").status, 200);  // Probes need no key.
+}
+
+}  // namespace
+}  // namespace deberta::testing
