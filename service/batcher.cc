@@ -213,18 +213,19 @@ void Batcher::Run() {
   }
 }
 
+void Batcher::AnswerGone(BatchTask& task, absl::Time now, absl::Duration inference, absl::string_view when) {
+  const bool expired = task.deadline <= now;
+  if (metrics_) metrics_->RecordRejection(expired ? RejectionReason::kDeadlineExceeded : RejectionReason::kCancelled);
+  TaskResult result;
+  result.queued = now - inference - task.enqueue_time;
+  result.inference = inference;
+  task.done(expired ? absl::DeadlineExceededError(absl::StrCat("deadline passed ", when))
+                    : absl::CancelledError(absl::StrCat("client cancelled the request ", when)),
+            std::move(result));
+}
+
 void Batcher::AnswerDropped(Tasks dropped, absl::Time now) {
-  for (auto& task : dropped) {
-    const bool expired = task->deadline <= now;
-    if (metrics_) {
-      metrics_->RecordRejection(expired ? RejectionReason::kDeadlineExceeded : RejectionReason::kCancelled);
-    }
-    TaskResult result;
-    result.queued = now - task->enqueue_time;
-    task->done(expired ? absl::DeadlineExceededError("deadline passed while queued")
-                       : absl::CancelledError("client cancelled the request"),
-               std::move(result));
-  }
+  for (auto& task : dropped) AnswerGone(*task, now, absl::ZeroDuration(), "while queued");
 }
 
 namespace {
@@ -325,18 +326,7 @@ void Batcher::Execute(Endpoint endpoint, Tasks batch, absl::Time now) {
   if (absl::IsCancelled(status)) {
     // Stopped for want of callers: each is answered as what it was.
     const absl::Time end = clock_->Now();
-    for (auto& task : batch) {
-      const bool expired = task->deadline <= end;
-      if (metrics_) {
-        metrics_->RecordRejection(expired ? RejectionReason::kDeadlineExceeded : RejectionReason::kCancelled);
-      }
-      TaskResult result;
-      result.queued = now - task->enqueue_time;
-      result.inference = inference;
-      task->done(expired ? absl::DeadlineExceededError("deadline passed during inference; the batch was stopped")
-                         : absl::CancelledError("client cancelled the request; the batch was stopped"),
-                 std::move(result));
-    }
+    for (auto& task : batch) AnswerGone(*task, end, inference, "during inference; the batch was stopped");
     return;
   }
   if (!status.ok()) {

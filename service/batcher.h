@@ -132,6 +132,10 @@ class Batcher {
   Tasks TakeBatch(Endpoint endpoint) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Answers tasks dropped before compute.
   void AnswerDropped(Tasks dropped, absl::Time now);
+  // Answers a task whose caller has gone: DeadlineExceeded if its deadline
+  // is past at `now`, else Cancelled; `when` ends the message ("while
+  // queued"). `inference`: the engine time it had (0 if none).
+  void AnswerGone(BatchTask& task, absl::Time now, absl::Duration inference, absl::string_view when);
   // Moves out of `batch` the tasks whose deadline falls before `now` plus
   // the batch's estimated duration (none before the endpoint's first
   // batch); answers them DeadlineExceeded. Executor thread only.

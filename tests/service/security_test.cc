@@ -146,16 +146,24 @@ TEST(TlsTest, MutualTlsNeedsAClientCertificateFromTheClientCa) {
             "UNAVAILABLE");  // Signed by another CA.
 }
 
-TEST(TlsTest, ARotatedCertificateServesNewConnectionsWithoutARestart) {
+// A TLS config whose certificate files (CA a's, at first) live in a folder
+// of their own, to be replaced by the test; checked every second.
+service::ServerConfig RotatableTlsConfig(const std::string& name) {
   const Certificates& certs = Certs();
-  const std::string dir = TestDir("rotation");
-  ASSERT_EQ(system(absl::StrCat("mkdir -p ", dir).c_str()), 0);
+  const std::string dir = TestDir(name);
+  EXPECT_EQ(system(absl::StrCat("mkdir -p ", dir).c_str()), 0);
   service::ServerConfig config;
   config.security.tls_cert = dir + "/server.pem";
   config.security.tls_key = dir + "/server.key";
   config.security.reload_interval = absl::Seconds(1);
   ReplaceFile(config.security.tls_cert, ReadText(certs.a.server_cert));
   ReplaceFile(config.security.tls_key, ReadText(certs.a.server_key));
+  return config;
+}
+
+TEST(TlsTest, ARotatedCertificateServesNewConnectionsWithoutARestart) {
+  const Certificates& certs = Certs();
+  const service::ServerConfig config = RotatableTlsConfig("rotation");
   auto server = StartTestServer(std::make_unique<FakeEngine>(), config);
   ASSERT_TRUE(server.ok()) << server.status();
   const int port = (*server)->server->port();
@@ -329,15 +337,8 @@ TEST_F(ApiKeyServerTest, MetricsOverMutualTlsNeedTheClientCertificateAndTheKey) 
 
 TEST(MetricsTlsTest, ARotatedCertificateServesNewHttpsConnectionsWithoutARestart) {
   const Certificates& certs = Certs();
-  const std::string dir = TestDir("metrics-rotation");
-  ASSERT_EQ(system(absl::StrCat("mkdir -p ", dir).c_str()), 0);
-  service::ServerConfig config;
+  service::ServerConfig config = RotatableTlsConfig("metrics-rotation");
   config.metrics_port = 0;
-  config.security.tls_cert = dir + "/server.pem";
-  config.security.tls_key = dir + "/server.key";
-  config.security.reload_interval = absl::Seconds(1);
-  ReplaceFile(config.security.tls_cert, ReadText(certs.a.server_cert));
-  ReplaceFile(config.security.tls_key, ReadText(certs.a.server_key));
   auto server = StartTestServer(std::make_unique<FakeEngine>(), config);
   ASSERT_TRUE(server.ok()) << server.status();
   const std::string url = absl::StrCat("https://localhost:", (*server)->server->metrics_port(), "/metrics");
