@@ -20,7 +20,7 @@ build_packages=(
 # from Debian unless the machine already has them.
 test_packages=(
   prometheus curl ca-certificates podman runc catatonit debootstrap fuse-overlayfs uidmap
-  clang libclang-rt-14-dev
+  clang libclang-rt-14-dev python3-grpcio python3-protobuf
 )
 runtime_packages=(
   libtorch1.13 libopenblas0-openmp libgrpc++1.51 libprotobuf32 libabsl20220623

@@ -1,0 +1,113 @@
+"""A thin Python client for deberta-serve over gRPC.
+
+    from deberta_serve import Client
+    client = Client("dns:///deberta-serve-headless.ns.svc.cluster.local:50051", round_robin=True,
+                    api_key="...", tls_ca="ca.pem")
+    labels = client.classify(["A man plays a guitar."], top_k=2)      # texts or token-id lists
+    masks = client.fill_mask(["Paris is the [MASK] of France."], top_k=3)
+    info = client.model_info()
+
+Answers are the generated protobuf messages (deberta.serving.v1), so every
+field of the API is there. Calls carry a deadline and are retried with
+exponential backoff on UNAVAILABLE (a draining or restarting replica) and
+RESOURCE_EXHAUSTED (a full queue); other errors are raised at once as
+grpc.RpcError. Stubs are generated from proto/ by the build into
+build/clients/python (protoc with Debian's grpc_python_plugin).
+"""
+import random
+import time
+from typing import Callable, Iterable, List, Optional, Sequence, TypeVar, Union
+
+import grpc
+
+from deberta.serving.v1 import inference_pb2 as pb
+from deberta.serving.v1 import inference_pb2_grpc as pb_grpc
+
+__all__ = ["Client", "RETRYABLE", "pb"]
+
+# Codes a call is retried on: the replica is away or momentarily full.
+RETRYABLE = frozenset({grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.RESOURCE_EXHAUSTED})
+
+Input = Union[str, Sequence[int]]
+T = TypeVar("T")
+
+
+def _read(path: Optional[str]) -> Optional[bytes]:
+    if path is None:
+        return None
+    with open(path, "rb") as f:
+        return f.read()
+
+
+class Client:
+    """One channel to a server (or, with round_robin, to every address a
+    dns:/// target resolves to, e.g. a headless Service)."""
+
+    def __init__(self, target: str, *, timeout: float = 30.0, retries: int = 3, backoff: float = 0.1,
+                 round_robin: bool = False, api_key: Optional[str] = None, tls: bool = False,
+                 tls_ca: Optional[str] = None, tls_cert: Optional[str] = None, tls_key: Optional[str] = None,
+                 tls_server_name: Optional[str] = None, sleep: Callable[[float], None] = time.sleep):
+        options = [("grpc.max_receive_message_length", 64 << 20)]
+        if round_robin:
+            options.append(("grpc.lb_policy_name", "round_robin"))
+        if tls_server_name:
+            options.append(("grpc.ssl_target_name_override", tls_server_name))
+        if tls or tls_ca or tls_cert:
+            credentials = grpc.ssl_channel_credentials(_read(tls_ca), _read(tls_key), _read(tls_cert))
+            self._channel = grpc.secure_channel(target, credentials, options)
+        else:
+            self._channel = grpc.insecure_channel(target, options)
+        self._stub = pb_grpc.InferenceServiceStub(self._channel)
+        self._metadata = [("authorization", "Bearer " + api_key)] if api_key else []
+        self._timeout, self._retries, self._backoff, self._sleep = timeout, retries, backoff, sleep
+
+    def close(self) -> None:
+        self._channel.close()
+
+    def __enter__(self) -> "Client":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def call(self, method: Callable[..., T], request) -> T:
+        """Calls a stub method with the deadline, the key and the retries.
+        Backoff doubles from `backoff` seconds, with jitter."""
+        for attempt in range(self._retries + 1):
+            try:
+                return method(request, timeout=self._timeout, metadata=self._metadata)
+            except grpc.RpcError as error:
+                if error.code() not in RETRYABLE or attempt == self._retries:
+                    raise
+                self._sleep(self._backoff * (2 ** attempt) * (0.5 + random.random()))
+        raise AssertionError("unreachable")
+
+    @staticmethod
+    def _sequence(value: Input) -> "pb.Sequence":
+        if isinstance(value, str):
+            return pb.Sequence(text=value)
+        return pb.Sequence(token_ids=list(value))
+
+    def classify(self, inputs: Iterable[Input], top_k: int = 0) -> "pb.ClassifyResponse":
+        request = pb.ClassifyRequest(sequences=[self._sequence(v) for v in inputs], top_k=top_k)
+        return self.call(self._stub.Classify, request)
+
+    def fill_mask(self, inputs: Iterable[Input], top_k: int = 5,
+                  positions: Optional[List[List[int]]] = None) -> "pb.FillMaskResponse":
+        sequences = [pb.FillMaskSequence(sequence=self._sequence(v)) for v in inputs]
+        for sequence, chosen in zip(sequences, positions or []):
+            sequence.positions.extend(chosen)
+        return self.call(self._stub.FillMask, pb.FillMaskRequest(sequences=sequences, top_k=top_k))
+
+    def zero_shot(self, text: str, labels: Sequence[str], multi_label: bool = False) -> "pb.ZeroShotClassifyResponse":
+        request = pb.ZeroShotClassifyRequest(text=text, candidate_labels=list(labels), multi_label=multi_label)
+        return self.call(self._stub.ZeroShotClassify, request)
+
+    def tokenize(self, text: str, text_pair: Optional[str] = None) -> "pb.TokenizeResponse":
+        request = pb.TokenizeRequest(text=text)
+        if text_pair is not None:
+            request.text_pair = text_pair
+        return self.call(self._stub.Tokenize, request)
+
+    def model_info(self) -> "pb.ModelInfo":
+        return self.call(self._stub.GetModelInfo, pb.GetModelInfoRequest())

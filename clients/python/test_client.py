@@ -1,0 +1,67 @@
+"""Tests of the Python client against the real deberta-server on the demo
+model (Debian's python3-grpcio): every method, errors raised as
+grpc.RpcError, retries with backoff on UNAVAILABLE, none on
+INVALID_ARGUMENT. Run by ctest (tests/CMakeLists.txt) with PYTHONPATH set to
+the generated stubs and this folder, and DEBERTA_SERVER_BINARY.
+"""
+import os
+import re
+import subprocess
+import unittest
+
+import grpc
+
+from deberta_serve import Client
+
+
+class ClientTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.server = subprocess.Popen(
+            [os.environ["DEBERTA_SERVER_BINARY"], "--model=demo", "--listen_address=127.0.0.1", "--port=0",
+             "--metrics_port=-1", "--threads=1"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        banner = cls.server.stdout.readline()
+        cls.port = int(re.search(r":(\d+), metrics on", banner).group(1))
+        cls.client = Client("127.0.0.1:%d" % cls.port, timeout=10)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.client.close()
+        cls.server.terminate()
+        cls.server.wait(timeout=30)
+
+    def test_every_method(self):
+        info = self.client.model_info()
+        self.assertEqual(info.model_name, "demo")
+        classified = self.client.classify([[1, 17, 42, 2], "A man plays a guitar."], top_k=2)
+        self.assertEqual(len(classified.results), 2)
+        self.assertEqual(len(classified.results[0].labels), 2)
+        filled = self.client.fill_mask(["Paris is the [MASK] of France."], top_k=3)
+        self.assertEqual(len(filled.results[0].predictions[0].candidates), 3)
+        chosen = self.client.fill_mask([[1, 17, 42, 9, 2]], top_k=1, positions=[[1, 3]])
+        self.assertEqual([p.position for p in chosen.results[0].predictions], [1, 3])
+        tokens = self.client.tokenize("Hello world")
+        self.assertEqual(tokens.token_ids[0], info.cls_token_id)
+
+    def test_bad_input_is_raised_at_once_without_retries(self):
+        slept = []
+        client = Client("127.0.0.1:%d" % self.port, retries=3, sleep=slept.append)
+        with self.assertRaises(grpc.RpcError) as raised:
+            client.classify([[]])
+        self.assertEqual(raised.exception.code(), grpc.StatusCode.INVALID_ARGUMENT)
+        self.assertEqual(slept, [])
+        client.close()
+
+    def test_an_unreachable_server_is_retried_with_growing_backoff(self):
+        slept = []
+        client = Client("127.0.0.1:1", timeout=2, retries=3, backoff=0.01, sleep=slept.append)
+        with self.assertRaises(grpc.RpcError) as raised:
+            client.model_info()
+        self.assertEqual(raised.exception.code(), grpc.StatusCode.UNAVAILABLE)
+        self.assertEqual(len(slept), 3)
+        self.assertLess(slept[0], slept[2])  # Doubles each time (jitter is at most 1.5x / 0.5x).
+        client.close()
+
+
+if __name__ == "__main__":
+    unittest.main()
