@@ -46,6 +46,9 @@ struct BatchTask {
 
   size_t length() const { return input.sequence.token_ids.size(); }
   bool is_cancelled() const { return cancelled != nullptr && cancelled->load(); }
+  // Whether no caller wants the answer any more at `now`: past its
+  // deadline, or cancelled.
+  bool is_gone(absl::Time now) const { return deadline <= now || is_cancelled(); }
 };
 
 }  // namespace deberta::service

@@ -134,7 +134,7 @@ void Batcher::DropAbandoned(absl::Time now, Tasks* dropped) {
     Queue& queue = queues_[q];
     const size_t before = dropped->size();
     for (auto it = queue.begin(); it != queue.end();) {
-      if ((*it)->deadline <= now || (*it)->is_cancelled()) {
+      if ((*it)->is_gone(now)) {
         queued_tokens_[q] -= static_cast<int64_t>((*it)->length());
         dropped->push_back(std::move(*it));
         it = queue.erase(it);
@@ -281,10 +281,7 @@ void Batcher::Execute(Endpoint endpoint, Tasks batch, absl::Time now) {
   // The engine may stop between layers once every task's client is gone.
   const model::Engine::StopCheck stop = [this, &batch] {
     const absl::Time now = clock_->Now();
-    for (const auto& task : batch) {
-      if (task->deadline > now && !task->is_cancelled()) return false;
-    }
-    return true;
+    return std::all_of(batch.begin(), batch.end(), [now](const auto& task) { return task->is_gone(now); });
   };
   if (endpoint == Endpoint::kClassify) {
     std::vector<model::Sequence> inputs;
@@ -305,7 +302,8 @@ void Batcher::Execute(Endpoint endpoint, Tasks batch, absl::Time now) {
       for (size_t i = 0; i < batch.size(); ++i) results[i].fill_mask = std::move((*outputs)[i]);
     }
   }
-  const absl::Duration inference = clock_->Now() - start;
+  const absl::Time end = clock_->Now();
+  const absl::Duration inference = end - start;
   if (status.ok() && padded > 0) {
     // Recent batches weigh most: the machine's load and the batch shapes
     // change.
@@ -315,9 +313,7 @@ void Batcher::Execute(Endpoint endpoint, Tasks batch, absl::Time now) {
   }
   if (metrics_) {
     metrics_->RecordBatch(endpoint, batch.size(), real_tokens, padded, inference);
-    const absl::Time end = clock_->Now();
-    size_t gone = 0;
-    for (const auto& task : batch) gone += (task->deadline <= end || task->is_cancelled()) ? 1 : 0;
+    const auto gone = std::count_if(batch.begin(), batch.end(), [end](const auto& task) { return task->is_gone(end); });
     if (gone > 0) {
       metrics_->RecordAbandonedInference(endpoint, inference * static_cast<double>(gone) /
                                                        static_cast<double>(batch.size()));
@@ -325,7 +321,6 @@ void Batcher::Execute(Endpoint endpoint, Tasks batch, absl::Time now) {
   }
   if (absl::IsCancelled(status)) {
     // Stopped for want of callers: each is answered as what it was.
-    const absl::Time end = clock_->Now();
     for (auto& task : batch) AnswerGone(*task, end, inference, "during inference; the batch was stopped");
     return;
   }
