@@ -5,7 +5,6 @@
 
 #include <chrono>
 #include <nlohmann/json.hpp>
-#include <functional>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -55,11 +54,11 @@ bool PrepareContext(const httplib::Request& request, grpc::ClientContext* contex
   return true;
 }
 
-// POST `path`: JSON body -> Request, `call` on the stub, Response -> JSON.
+// POST `path`: JSON body -> Request, the stub's `method`, Response -> JSON.
 template <typename Request, typename Response>
 void AddRoute(httplib::Server& routes, const std::string& path, std::shared_ptr<Stub> stub,
-              std::function<grpc::Status(Stub&, grpc::ClientContext*, const Request&, Response*)> call) {
-  routes.Post(path, [stub, call](const httplib::Request& http_request, httplib::Response& http_response) {
+              grpc::Status (Stub::*method)(grpc::ClientContext*, const Request&, Response*)) {
+  routes.Post(path, [stub, method](const httplib::Request& http_request, httplib::Response& http_response) {
     Request request;
     google::protobuf::util::JsonParseOptions options;
     options.ignore_unknown_fields = false;  // A misspelt field is an error, not silently dropped.
@@ -74,7 +73,7 @@ void AddRoute(httplib::Server& routes, const std::string& path, std::shared_ptr<
     grpc::ClientContext context;
     if (!PrepareContext(http_request, &context, http_response)) return;
     Response response;
-    const grpc::Status status = call(*stub, &context, request, &response);
+    const grpc::Status status = ((*stub).*method)(&context, request, &response);
     if (!status.ok()) {
       WriteError(http_response, status.error_code(), status.error_message());
       return;
@@ -87,30 +86,12 @@ void AddRoute(httplib::Server& routes, const std::string& path, std::shared_ptr<
 
 void AddJsonApiRoutes(httplib::Server& routes, std::shared_ptr<grpc::Channel> channel) {
   auto stub = std::make_shared<Stub>(channel);
-  AddRoute<pb::ClassifyRequest, pb::ClassifyResponse>(
-      routes, "/v1/classify", stub, [](Stub& s, grpc::ClientContext* c, const auto& r, auto* o) {
-        return s.Classify(c, r, o);
-      });
-  AddRoute<pb::FillMaskRequest, pb::FillMaskResponse>(
-      routes, "/v1/fill-mask", stub, [](Stub& s, grpc::ClientContext* c, const auto& r, auto* o) {
-        return s.FillMask(c, r, o);
-      });
-  AddRoute<pb::ZeroShotClassifyRequest, pb::ZeroShotClassifyResponse>(
-      routes, "/v1/zero-shot-classify", stub, [](Stub& s, grpc::ClientContext* c, const auto& r, auto* o) {
-        return s.ZeroShotClassify(c, r, o);
-      });
-  AddRoute<pb::TokenizeRequest, pb::TokenizeResponse>(
-      routes, "/v1/tokenize", stub, [](Stub& s, grpc::ClientContext* c, const auto& r, auto* o) {
-        return s.Tokenize(c, r, o);
-      });
-  AddRoute<pb::DetokenizeRequest, pb::DetokenizeResponse>(
-      routes, "/v1/detokenize", stub, [](Stub& s, grpc::ClientContext* c, const auto& r, auto* o) {
-        return s.Detokenize(c, r, o);
-      });
-  AddRoute<pb::GetModelInfoRequest, pb::ModelInfo>(
-      routes, "/v1/model", stub, [](Stub& s, grpc::ClientContext* c, const auto& r, auto* o) {
-        return s.GetModelInfo(c, r, o);
-      });
+  AddRoute(routes, "/v1/classify", stub, &Stub::Classify);
+  AddRoute(routes, "/v1/fill-mask", stub, &Stub::FillMask);
+  AddRoute(routes, "/v1/zero-shot-classify", stub, &Stub::ZeroShotClassify);
+  AddRoute(routes, "/v1/tokenize", stub, &Stub::Tokenize);
+  AddRoute(routes, "/v1/detokenize", stub, &Stub::Detokenize);
+  AddRoute(routes, "/v1/model", stub, &Stub::GetModelInfo);
   // Liveness: the process answers. Readiness: the inference service is
   // SERVING (not while loading, warming up or draining).
   routes.Get("/health/live", [](const httplib::Request&, httplib::Response& response) {
