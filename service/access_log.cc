@@ -7,6 +7,7 @@
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/time/clock.h"
 
 namespace deberta::service {
 namespace {
@@ -82,8 +83,12 @@ std::string FormatAccessRecord(const AccessRecord& r, AccessLogFormat format) {
 
 AccessLog::AccessLog(AccessLogFormat format, std::ostream* out) : format_(format), out_(out) {}
 
-void AccessLog::Write(const AccessRecord& record) {
-  if (!enabled()) return;
+void AccessLog::Write(AccessRecord record, absl::string_view method, absl::Time start, absl::StatusCode code) {
+  if (format_ == AccessLogFormat::kOff) return;
+  record.time = start;
+  record.method = std::string(method);
+  record.code = code;
+  record.total = absl::Now() - start;
   const std::string line = FormatAccessRecord(record, format_);
   absl::MutexLock lock(&mu_);
   *out_ << line << '\n' << std::flush;

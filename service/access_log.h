@@ -52,8 +52,9 @@ class AccessLog {
  public:
   // `out` must outlive this object.
   AccessLog(AccessLogFormat format, std::ostream* out);
-  bool enabled() const { return format_ != AccessLogFormat::kOff; }
-  void Write(const AccessRecord& record);
+  // Writes `record` as a call of `method` that began at `start` and ends
+  // now with `code` (nothing when the format is off).
+  void Write(AccessRecord record, absl::string_view method, absl::Time start, absl::StatusCode code);
 
  private:
   const AccessLogFormat format_;

@@ -13,7 +13,7 @@ InferenceCall::InferenceCall(Endpoint endpoint, absl::Time deadline, ServiceMetr
       on_done_(std::move(on_done)),
       start_(absl::Now()),
       cancelled_(std::make_shared<std::atomic<bool>>(false)),
-      access_log_(access_log != nullptr && access_log->enabled() ? access_log : nullptr),
+      access_log_(access_log),
       log_(std::move(log)) {
   if (metrics_) metrics_->AddInflight(1);
 }
@@ -43,11 +43,7 @@ void InferenceCall::Finish(const absl::Status& status) {
   const grpc::Status answer = ToGrpcStatus(status);
   if (access_log_ != nullptr) {
     absl::MutexLock lock(&log_mu_);
-    log_.time = start_;
-    log_.method = EndpointName(endpoint_);
-    log_.code = status.code();
-    log_.total = absl::Now() - start_;
-    access_log_->Write(log_);
+    access_log_->Write(log_, EndpointName(endpoint_), start_, status.code());
   }
   // Metrics first, so that a client that has its answer sees it counted.
   if (metrics_) {

@@ -71,7 +71,7 @@ absl::Status InferenceServiceImpl::Authorize(const grpc::CallbackServerContext& 
 AccessRecord InferenceServiceImpl::LogStart(const grpc::CallbackServerContext& context,
                                             const std::string& request_id) const {
   AccessRecord log;
-  if (options_.access_log == nullptr || !options_.access_log->enabled()) return log;
+  if (options_.access_log == nullptr) return log;
   log.request_id = request_id;
   log.peer = context.peer();
   const auto& metadata = context.client_metadata();
@@ -271,13 +271,8 @@ grpc::ServerUnaryReactor* InferenceServiceImpl::AnswerNow(grpc::CallbackServerCo
     if (absl::IsUnauthenticated(status)) metrics_->RecordRejection(RejectionReason::kUnauthenticated);
     metrics_->RecordRequest(endpoint, status.code(), absl::Now() - start);
   }
-  if (options_.access_log != nullptr && options_.access_log->enabled()) {
-    AccessRecord log = LogStart(*context, "");
-    log.time = start;
-    log.method = EndpointName(endpoint);
-    log.code = status.code();
-    log.total = absl::Now() - start;
-    options_.access_log->Write(log);
+  if (options_.access_log != nullptr) {
+    options_.access_log->Write(LogStart(*context, ""), EndpointName(endpoint), start, status.code());
   }
   auto* reactor = context->DefaultReactor();
   reactor->Finish(ToGrpcStatus(status));

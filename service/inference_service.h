@@ -40,7 +40,7 @@ class InferenceServiceImpl final : public serving::v1::InferenceService::Callbac
     // When set, every call needs `authorization: Bearer <key>` with one of
     // these keys (borrowed; outlives the service).
     const ApiKeys* api_keys = nullptr;
-    // One line per request when set and enabled (borrowed).
+    // One line per request when set (borrowed).
     AccessLog* access_log = nullptr;
   };
 

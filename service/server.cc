@@ -71,8 +71,10 @@ absl::Status Server::Start() {
     api_keys_ = *std::move(keys);
     config_.service.api_keys = api_keys_.get();
   }
-  access_log_ = std::make_unique<AccessLog>(config_.access_log, config_.access_log_out);
-  config_.service.access_log = access_log_.get();
+  if (config_.access_log != AccessLogFormat::kOff) {
+    access_log_ = std::make_unique<AccessLog>(config_.access_log, config_.access_log_out);
+    config_.service.access_log = access_log_.get();
+  }
   metrics_.SetBuildInfo({{"version", config_.service.server_version},
                          {"model", info.name},
                          {"device", info.device},

@@ -1,4 +1,5 @@
-// Closed-loop load against a server.
+// Load against a server: closed loop, or open loop at --rate; clients may
+// give up (--cancel_after).
 #include "tools/load_generator.h"
 
 #include <future>
