@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <functional>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -40,6 +41,18 @@ class WithoutReflection : public grpc::ServerBuilderOption {
                    plugins->end());
   }
 };
+
+// An HTTP server for `options` with the routes `add_routes` registers,
+// bound and serving; `what` names it in errors.
+absl::StatusOr<std::unique_ptr<HttpServer>> StartHttp(const HttpServer::Options& options,
+                                                      const std::function<void(httplib::Server&)>& add_routes,
+                                                      absl::string_view what) {
+  absl::StatusOr<std::unique_ptr<HttpServer>> http = HttpServer::Create(options);
+  if (!http.ok()) return http.status();
+  add_routes((*http)->routes());
+  if (absl::Status s = (*http)->Start(); !s.ok()) return absl::UnavailableError(absl::StrCat(what, ": ", s.message()));
+  return http;
+}
 
 }  // namespace
 
@@ -114,14 +127,11 @@ absl::Status Server::StartMetrics() {
   options.request_timeout = config_.metrics_request_timeout;
   options.max_body_bytes = 4096;  // GET only.
   options.security = config_.security;
-  absl::StatusOr<std::unique_ptr<HttpServer>> http = HttpServer::Create(options);
+  const ApiKeys* keys = config_.security.metrics_without_api_key ? nullptr : api_keys_.get();
+  absl::StatusOr<std::unique_ptr<HttpServer>> http = StartHttp(
+      options, [&](httplib::Server& routes) { AddMetricsRoute(routes, metrics_.registry(), keys); }, "/metrics");
   if (!http.ok()) return http.status();
   metrics_http_ = *std::move(http);
-  const ApiKeys* keys = config_.security.metrics_without_api_key ? nullptr : api_keys_.get();
-  AddMetricsRoute(metrics_http_->routes(), metrics_.registry(), keys);
-  if (absl::Status s = metrics_http_->Start(); !s.ok()) {
-    return absl::UnavailableError(absl::StrCat("/metrics: ", s.message()));
-  }
   return absl::OkStatus();
 }
 
@@ -134,13 +144,13 @@ absl::Status Server::StartJsonApi() {
   options.request_timeout = config_.metrics_request_timeout;  // Reading a request; not its compute.
   options.max_body_bytes = static_cast<size_t>(config_.max_message_bytes);
   options.security = config_.security;
-  absl::StatusOr<std::unique_ptr<HttpServer>> http = HttpServer::Create(options);
-  if (!http.ok()) return http.status();
-  json_http_ = *std::move(http);
   grpc::ChannelArguments args;
   args.SetMaxReceiveMessageSize(-1);
-  AddJsonApiRoutes(json_http_->routes(), grpc_server_->InProcessChannel(args));
-  if (absl::Status s = json_http_->Start(); !s.ok()) return absl::UnavailableError(absl::StrCat("HTTP API: ", s.message()));
+  std::shared_ptr<grpc::Channel> channel = grpc_server_->InProcessChannel(args);
+  absl::StatusOr<std::unique_ptr<HttpServer>> http = StartHttp(
+      options, [&](httplib::Server& routes) { AddJsonApiRoutes(routes, channel); }, "HTTP API");
+  if (!http.ok()) return http.status();
+  json_http_ = *std::move(http);
   return absl::OkStatus();
 }
 
