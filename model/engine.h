@@ -101,31 +101,33 @@ class Engine {
   // Called once, before the first batch. The default does nothing.
   virtual absl::Status InitializeThread() { return absl::OkStatus(); }
 
-  // Whether the batch may stop: true once no caller wants its answers
-  // (every client gone). Engines check it between layers and then return
-  // Cancelled, so abandoned batches stop costing time; null never stops.
-  using StopCheck = std::function<bool()>;
+  // Which rows of the batch still have a caller: one flag per input, in
+  // order. Engines ask between layers and stop computing the rows no longer
+  // wanted (their outputs come back empty), so abandoned work stops costing
+  // time; once no row is wanted they return Cancelled. A row once unwanted
+  // must stay so. Null: every row is wanted.
+  using RowsWanted = std::function<std::vector<bool>()>;
 
   // Sequence classification: one output per input, in order.
   // InvalidArgument for a bad sequence (see ValidateSequence),
   // FailedPrecondition if the model has no classification head.
   absl::StatusOr<std::vector<ClassifyOutput>> Classify(absl::Span<const Sequence> batch,
-                                                       const StopCheck& stop = nullptr) {
-    return RunClassify(batch, stop);
+                                                       const RowsWanted& rows_wanted = nullptr) {
+    return RunClassify(batch, rows_wanted);
   }
 
   // Masked-token prediction: one output per input, in order.
   absl::StatusOr<std::vector<FillMaskOutput>> FillMask(absl::Span<const MaskedSequence> batch,
-                                                       const StopCheck& stop = nullptr) {
-    return RunFillMask(batch, stop);
+                                                       const RowsWanted& rows_wanted = nullptr) {
+    return RunFillMask(batch, rows_wanted);
   }
 
  protected:
   // What Classify and FillMask run.
   virtual absl::StatusOr<std::vector<ClassifyOutput>> RunClassify(absl::Span<const Sequence> batch,
-                                                                  const StopCheck& stop) = 0;
+                                                                  const RowsWanted& rows_wanted) = 0;
   virtual absl::StatusOr<std::vector<FillMaskOutput>> RunFillMask(absl::Span<const MaskedSequence> batch,
-                                                                  const StopCheck& stop) = 0;
+                                                                  const RowsWanted& rows_wanted) = 0;
 };
 
 // Checks one sequence against the model's limits: non-empty, no longer than

@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/notification.h"
+#include "service/batch_callers.h"
 #include "service/metrics.h"
 
 namespace deberta::service {
@@ -278,16 +279,14 @@ void Batcher::Execute(Endpoint endpoint, Tasks batch, absl::Time now) {
     return absl::InternalError(
         absl::StrCat("the engine returned ", outputs, " outputs for ", batch.size(), " sequences"));
   };
-  // The engine may stop between layers once every task's client is gone.
-  const model::Engine::StopCheck stop = [this, &batch] {
-    const absl::Time now = clock_->Now();
-    return std::all_of(batch.begin(), batch.end(), [now](const auto& task) { return task->is_gone(now); });
-  };
+  // Between layers the engine drops the sequences whose caller has gone.
+  BatchCallers callers(batch, clock_, start);
+  const model::Engine::RowsWanted rows_wanted = [&callers] { return callers.Wanted(); };
   if (endpoint == Endpoint::kClassify) {
     std::vector<model::Sequence> inputs;
     inputs.reserve(batch.size());
     for (const auto& task : batch) inputs.push_back(task->input.sequence);
-    auto outputs = engine_->Classify(inputs, stop);
+    auto outputs = engine_->Classify(inputs, rows_wanted);
     status = outputs.ok() ? check_count(outputs->size()) : outputs.status();
     if (status.ok()) {
       for (size_t i = 0; i < batch.size(); ++i) results[i].classify = std::move((*outputs)[i]);
@@ -296,7 +295,7 @@ void Batcher::Execute(Endpoint endpoint, Tasks batch, absl::Time now) {
     std::vector<model::MaskedSequence> inputs;
     inputs.reserve(batch.size());
     for (const auto& task : batch) inputs.push_back(task->input);
-    auto outputs = engine_->FillMask(inputs, stop);
+    auto outputs = engine_->FillMask(inputs, rows_wanted);
     status = outputs.ok() ? check_count(outputs->size()) : outputs.status();
     if (status.ok()) {
       for (size_t i = 0; i < batch.size(); ++i) results[i].fill_mask = std::move((*outputs)[i]);
@@ -304,19 +303,18 @@ void Batcher::Execute(Endpoint endpoint, Tasks batch, absl::Time now) {
   }
   const absl::Time end = clock_->Now();
   const absl::Duration inference = end - start;
-  if (status.ok() && padded > 0) {
+  callers.Finish(end);
+  if (status.ok() && padded > 0 && !callers.any_dropped()) {
     // Recent batches weigh most: the machine's load and the batch shapes
-    // change.
+    // change. Batches that dropped sequences on the way would understate it.
     double& per_token = seconds_per_token_[static_cast<int>(endpoint)];
     const double sample = absl::ToDoubleSeconds(inference) / static_cast<double>(padded);
     per_token = per_token <= 0 ? sample : 0.8 * per_token + 0.2 * sample;
   }
   if (metrics_) {
     metrics_->RecordBatch(endpoint, batch.size(), real_tokens, padded, inference);
-    const auto gone = std::count_if(batch.begin(), batch.end(), [end](const auto& task) { return task->is_gone(end); });
-    if (gone > 0) {
-      metrics_->RecordAbandonedInference(endpoint, inference * static_cast<double>(gone) /
-                                                       static_cast<double>(batch.size()));
+    if (callers.abandoned() > absl::ZeroDuration()) {
+      metrics_->RecordAbandonedInference(endpoint, callers.abandoned());
     }
   }
   if (absl::IsCancelled(status)) {
@@ -329,7 +327,13 @@ void Batcher::Execute(Endpoint endpoint, Tasks batch, absl::Time now) {
                << padded << " padded tokens) failed after " << inference << ": " << status;
   }
   // An engine failure fails every task of the batch; the batcher goes on.
+  // Callers found gone are answered as what they are, whether the engine
+  // dropped their sequence or finished it.
   for (size_t i = 0; i < batch.size(); ++i) {
+    if (status.ok() && callers.gone(i)) {
+      AnswerGone(*batch[i], end, inference, "during inference");
+      continue;
+    }
     results[i].queued = now - batch[i]->enqueue_time;
     results[i].inference = inference;
     batch[i]->done(status, std::move(results[i]));

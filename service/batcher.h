@@ -41,7 +41,9 @@ class ServiceMetrics;
 // A task taken into a batch whose deadline would pass before the batch is
 // estimated to finish (the endpoint's recent seconds per padded token times
 // the batch's padded tokens) is answered DeadlineExceeded instead of being
-// computed for a client that will have gone.
+// computed for a client that will have gone. While a batch runs, the
+// engine drops, between layers, the sequences whose caller has gone (see
+// BatchCallers), and stops the batch once none is left.
 //
 // Drain: StartDraining runs queued work as soon as the executor is free,
 // without waiting for batches to fill; Stop also rejects new tasks, runs

@@ -13,6 +13,8 @@ AttentionContext MakeAttentionContext(const DebertaConfig& config, const at::Ten
   AttentionContext ctx;
   const int64_t batch = mask.size(0), length = mask.size(1);
   ctx.mask = mask;
+  ctx.rows.resize(batch);
+  for (int64_t b = 0; b < batch; ++b) ctx.rows[b] = b;
   // A large finite negative rather than -inf: a padded query row (all keys
   // of a padded row are real, but a fully padded row cannot occur for real
   // queries) never produces NaN.
@@ -30,6 +32,30 @@ AttentionContext MakeAttentionContext(const DebertaConfig& config, const at::Ten
   ctx.c2p_index = c2p.to(mask.device());
   ctx.p2c_index = c2p.t().contiguous().to(mask.device());
   return ctx;
+}
+
+void DropUnwantedRows(AttentionContext* ctx, const std::vector<at::Tensor*>& per_row) {
+  if (ctx->rows_wanted == nullptr) return;
+  const std::vector<bool> wanted = (*ctx->rows_wanted)();
+  std::vector<int64_t> kept_rows, kept_index;  // Input rows; their current index.
+  for (size_t i = 0; i < ctx->rows.size(); ++i) {
+    const auto row = static_cast<size_t>(ctx->rows[i]);
+    if (row >= wanted.size() || wanted[row]) {
+      kept_rows.push_back(ctx->rows[i]);
+      kept_index.push_back(static_cast<int64_t>(i));
+    }
+  }
+  if (kept_rows.empty()) throw BatchStopped();
+  if (kept_rows.size() == ctx->rows.size()) return;
+  const at::Tensor index =
+      at::from_blob(kept_index.data(), {static_cast<int64_t>(kept_index.size())}, at::kLong)
+          .to(ctx->mask.device());
+  ctx->mask = ctx->mask.index_select(0, index);
+  ctx->key_bias = ctx->key_bias.index_select(0, index);
+  for (at::Tensor* t : per_row) {
+    if (t->defined()) *t = t->index_select(0, index);
+  }
+  ctx->rows = std::move(kept_rows);
 }
 
 }  // namespace deberta::model

@@ -6,12 +6,15 @@
 
 #include <ATen/core/Tensor.h>
 
+#include <functional>
+#include <vector>
+
 #include "model/config.h"
 
 namespace deberta::model {
 
-// Thrown between layers when the batch's stop check says no caller is
-// left; the engine answers Cancelled.
+// Thrown between layers when no row of the batch is wanted any more; the
+// engine answers Cancelled.
 struct BatchStopped : std::runtime_error {
   BatchStopped() : std::runtime_error("stopped: every caller of the batch has gone") {}
 };
@@ -26,12 +29,22 @@ struct AttentionContext {
   int64_t num_rows = 0;
   at::Tensor c2p_index;  // [L, L] int64: [i][j] = row(i - j) - first_row.
   at::Tensor p2c_index;  // [L, L] int64: [j][i] = row(i - j) - first_row.
-  // Checked between layers (null: never stops); see Engine::StopCheck.
-  const std::function<bool()>* stop = nullptr;
+  // The input rows the forward still computes, in order: row i of every
+  // [B', ...] tensor is input row rows[i]. Starts as 0..B-1.
+  std::vector<int64_t> rows;
+  // Which input rows are still wanted (see Engine::RowsWanted; null: all,
+  // always). Asked between layers by DropUnwantedRows.
+  const std::function<std::vector<bool>()>* rows_wanted = nullptr;
 };
 
 // Builds the context for a [B, L] 0/1 float mask on the mask's device.
 AttentionContext MakeAttentionContext(const DebertaConfig& config, const at::Tensor& mask);
+
+// Asks ctx->rows_wanted (if set) and removes the rows no longer wanted from
+// the context and from each of `per_row` (tensors whose first dimension is
+// the context's rows), so that later layers compute only wanted rows.
+// Throws BatchStopped when none is left.
+void DropUnwantedRows(AttentionContext* ctx, const std::vector<at::Tensor*>& per_row);
 
 }  // namespace deberta::model
 

@@ -42,16 +42,18 @@ bool DebertaNetworkImpl::CanRunEmd() const {
 }
 
 std::vector<at::Tensor> DebertaNetworkImpl::Encode(const NetworkInputs& inputs,
-                                                   const AttentionContext& ctx,
+                                                   AttentionContext& ctx,
                                                    bool keep_all) const {
   at::Tensor x0 = deberta->embeddings->forward(inputs.input_ids, inputs.token_type_ids, inputs.mask);
   return deberta->encoder->forward(x0, ctx, keep_all);
 }
 
-at::Tensor DebertaNetworkImpl::ClassifierLogits(const NetworkInputs& inputs) const {
+at::Tensor DebertaNetworkImpl::ClassifierLogits(const NetworkInputs& inputs,
+                                                std::vector<int64_t>* rows) const {
   AttentionContext ctx = MakeAttentionContext(config_, inputs.mask);
-  ctx.stop = inputs.stop;
+  ctx.rows_wanted = inputs.rows_wanted;
   at::Tensor last = Encode(inputs, ctx, /*keep_all=*/false).back();
+  *rows = ctx.rows;
   return classifier->forward(pooler->forward(last));
 }
 
@@ -78,15 +80,31 @@ at::Tensor DebertaNetworkImpl::EnhancedMaskDecoder(const at::Tensor& second_to_l
 }
 
 at::Tensor DebertaNetworkImpl::MaskedLmStates(const NetworkInputs& inputs, bool emd,
-                                              const at::Tensor& batch_index,
-                                              const at::Tensor& position) const {
+                                              const std::vector<int64_t>& batch_index,
+                                              const std::vector<int64_t>& position,
+                                              std::vector<int64_t>* entries) const {
   AttentionContext ctx = MakeAttentionContext(config_, inputs.mask);
-  ctx.stop = inputs.stop;
+  ctx.rows_wanted = inputs.rows_wanted;
   std::vector<at::Tensor> states = Encode(inputs, ctx, /*keep_all=*/false);
   at::Tensor final_states =
       emd ? EnhancedMaskDecoder(states[states.size() - 2], ctx, nullptr) : states.back();
+  // The entries whose row is still computed, with that row's index now.
+  std::vector<int64_t> current_row(inputs.mask.size(0), -1);
+  for (size_t i = 0; i < ctx.rows.size(); ++i) current_row[ctx.rows[i]] = static_cast<int64_t>(i);
+  std::vector<int64_t> rows, positions;
+  entries->clear();
+  for (size_t m = 0; m < batch_index.size(); ++m) {
+    if (current_row[batch_index[m]] < 0) continue;
+    entries->push_back(static_cast<int64_t>(m));
+    rows.push_back(current_row[batch_index[m]]);
+    positions.push_back(position[m]);
+  }
+  const auto count = static_cast<int64_t>(rows.size());
+  const at::Tensor row_index = at::from_blob(rows.data(), {count}, at::kLong).to(final_states.device());
+  const at::Tensor position_index =
+      at::from_blob(positions.data(), {count}, at::kLong).to(final_states.device());
   // The LM head (a [*, V] product) runs only on the requested rows.
-  return final_states.index({batch_index, position});
+  return final_states.index({row_index, position_index});
 }
 
 at::Tensor DebertaNetworkImpl::MaskedLmHead(const at::Tensor& states) const {

@@ -38,7 +38,8 @@ struct NetworkInputs {
   at::Tensor input_ids;       // [B, L] int64
   at::Tensor token_type_ids;  // [B, L] int64, or undefined
   at::Tensor mask;            // [B, L] float 0/1
-  const std::function<bool()>* stop = nullptr;  // See AttentionContext::stop.
+  // See AttentionContext::rows_wanted.
+  const std::function<std::vector<bool>()>* rows_wanted = nullptr;
 };
 
 class DebertaNetworkImpl : public torch::nn::Module {
@@ -54,14 +55,16 @@ class DebertaNetworkImpl : public torch::nn::Module {
   // position table, no position-biased input, N >= 2 and E == H).
   bool CanRunEmd() const;
 
-  // [B, num_labels] classifier logits.
-  at::Tensor ClassifierLogits(const NetworkInputs& inputs) const;
+  // [B', num_labels] classifier logits of the input rows `*rows` (all B
+  // unless inputs.rows_wanted dropped some on the way).
+  at::Tensor ClassifierLogits(const NetworkInputs& inputs, std::vector<int64_t>* rows) const;
 
-  // The final hidden states [M, H] at the M positions (batch_index[m],
-  // position[m]) (both int64 [M]), with or without EMD: what the LM head
-  // takes. Callers apply MaskedLmHead to them in chunks of rows.
-  at::Tensor MaskedLmStates(const NetworkInputs& inputs, bool emd, const at::Tensor& batch_index,
-                            const at::Tensor& position) const;
+  // The final hidden states [M', H] at the positions (batch_index[m],
+  // position[m]) for m in `*entries` (every m < M unless rows were dropped
+  // on the way), with or without EMD: what the LM head takes. Callers apply
+  // MaskedLmHead to them in chunks of rows.
+  at::Tensor MaskedLmStates(const NetworkInputs& inputs, bool emd, const std::vector<int64_t>& batch_index,
+                            const std::vector<int64_t>& position, std::vector<int64_t>* entries) const;
   // LM head: [m, H] states -> [m, V] float32 logits.
   at::Tensor MaskedLmHead(const at::Tensor& states) const;
 
@@ -85,7 +88,7 @@ class DebertaNetworkImpl : public torch::nn::Module {
   // h_(N-1). Fills `trace` with its intermediates when not null.
   at::Tensor EnhancedMaskDecoder(const at::Tensor& second_to_last, const AttentionContext& ctx,
                                  std::map<std::string, at::Tensor>* trace) const;
-  std::vector<at::Tensor> Encode(const NetworkInputs& inputs, const AttentionContext& ctx,
+  std::vector<at::Tensor> Encode(const NetworkInputs& inputs, AttentionContext& ctx,
                                  bool keep_all) const;
 
   DebertaConfig config_;

@@ -54,14 +54,19 @@ void EncoderImpl::Prepare(at::ScalarType compute_dtype) {
   for (auto& l : layers_) l->attention->self->Prepare(relative_table_, compute_dtype);
 }
 
-std::vector<at::Tensor> EncoderImpl::forward(const at::Tensor& embeddings,
-                                             const AttentionContext& ctx, bool keep_all) const {
+std::vector<at::Tensor> EncoderImpl::forward(const at::Tensor& embeddings, AttentionContext& ctx,
+                                             bool keep_all) const {
   std::vector<at::Tensor> states{embeddings};
+  at::Tensor x0 = embeddings;  // The ConvLayer's input after layer 0.
   at::Tensor h = embeddings;
   for (size_t k = 0; k < layers_.size(); ++k) {
-    if (ctx.stop != nullptr && (*ctx.stop)()) throw BatchStopped();
+    if (ctx.rows_wanted != nullptr) {
+      std::vector<at::Tensor*> per_row{&h, &x0};
+      for (at::Tensor& state : states) per_row.push_back(&state);
+      DropUnwantedRows(&ctx, per_row);
+    }
     h = layers_[k]->forward(h, h, ctx);
-    if (k == 0 && conv) h = conv->forward(embeddings, h, ctx.mask);
+    if (k == 0 && conv) h = conv->forward(x0, h, ctx.mask);
     if (!keep_all && states.size() > 1) states.erase(states.begin());
     states.push_back(h);
   }

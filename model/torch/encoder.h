@@ -44,7 +44,9 @@ class EncoderImpl : public torch::nn::Module {
 
   // Runs the layers on the embedding output. Returns h_0..h_N (index 0 the
   // embeddings, docs/deberta-model.md section 7) when `keep_all`, else only {h_(N-1), h_N}.
-  std::vector<at::Tensor> forward(const at::Tensor& embeddings, const AttentionContext& ctx,
+  // Before each layer, rows no longer wanted are dropped (DropUnwantedRows):
+  // the states returned and `ctx` then hold only ctx.rows.
+  std::vector<at::Tensor> forward(const at::Tensor& embeddings, AttentionContext& ctx,
                                   bool keep_all) const;
 
   // Layer k (0-based) with separate query and key/value sources (for EMD).

@@ -110,7 +110,7 @@ absl::Status TorchEngine::InitializeThread() {
 }
 
 absl::StatusOr<std::vector<ClassifyOutput>> TorchEngine::RunClassify(absl::Span<const Sequence> batch,
-                                                                     const StopCheck& stop) {
+                                                                     const RowsWanted& rows_wanted) {
   if (!loaded_.info.has_classifier) {
     return absl::FailedPreconditionError(
         "this model has no sequence-classification head (pooler.* and classifier.* weights)");
@@ -122,27 +122,29 @@ absl::StatusOr<std::vector<ClassifyOutput>> TorchEngine::RunClassify(absl::Span<
   if (sequences.empty()) return std::vector<ClassifyOutput>{};
   return RunGuarded([&]() -> absl::StatusOr<std::vector<ClassifyOutput>> {
     NetworkInputs inputs = PadBatch(sequences, loaded_.config.type_vocab_size > 0, loaded_.device);
-    inputs.stop = stop ? &stop : nullptr;
-    at::Tensor logits = loaded_.network->ClassifierLogits(inputs).to(at::kCPU, at::kFloat).contiguous();
+    inputs.rows_wanted = rows_wanted ? &rows_wanted : nullptr;
+    std::vector<int64_t> rows;  // The input rows computed to the end.
+    at::Tensor logits =
+        loaded_.network->ClassifierLogits(inputs, &rows).to(at::kCPU, at::kFloat).contiguous();
     const std::string& problem = loaded_.info.problem_type;
     at::Tensor probs = (problem == "multi_label_classification" ? at::sigmoid(logits)
                         : problem == "regression"               ? logits.clone()
                                                                 : at::softmax(logits, -1))
                            .contiguous();
     const int64_t labels = logits.size(1);
-    std::vector<ClassifyOutput> out(sequences.size());
-    for (size_t b = 0; b < out.size(); ++b) {
-      const float* l = logits.data_ptr<float>() + b * labels;
-      const float* p = probs.data_ptr<float>() + b * labels;
-      out[b].logits.assign(l, l + labels);
-      out[b].probabilities.assign(p, p + labels);
+    std::vector<ClassifyOutput> out(sequences.size());  // Dropped rows stay empty.
+    for (size_t i = 0; i < rows.size(); ++i) {
+      const float* l = logits.data_ptr<float>() + i * labels;
+      const float* p = probs.data_ptr<float>() + i * labels;
+      out[rows[i]].logits.assign(l, l + labels);
+      out[rows[i]].probabilities.assign(p, p + labels);
     }
     return out;
   });
 }
 
 absl::StatusOr<std::vector<FillMaskOutput>> TorchEngine::RunFillMask(absl::Span<const MaskedSequence> batch,
-                                                                     const StopCheck& stop) {
+                                                                     const RowsWanted& rows_wanted) {
   if (!loaded_.info.has_mlm_head) {
     return absl::FailedPreconditionError(
         "this model has no masked-LM head (lm_predictions.lm_head.* or cls.predictions.* weights)");
@@ -162,13 +164,12 @@ absl::StatusOr<std::vector<FillMaskOutput>> TorchEngine::RunFillMask(absl::Span<
   const int64_t chunk_rows = std::max<int64_t>(1, max_logits_bytes_per_chunk_ / (vocab * 4));
   return RunGuarded([&]() -> absl::StatusOr<std::vector<FillMaskOutput>> {
     NetworkInputs inputs = PadBatch(sequences, loaded_.config.type_vocab_size > 0, loaded_.device);
-    inputs.stop = stop ? &stop : nullptr;
-    const int64_t rows = static_cast<int64_t>(position.size());
-    at::Tensor b_idx = at::from_blob(batch_index.data(), {rows}, at::kLong).to(loaded_.device);
-    at::Tensor p_idx = at::from_blob(position.data(), {rows}, at::kLong).to(loaded_.device);
+    inputs.rows_wanted = rows_wanted ? &rows_wanted : nullptr;
+    std::vector<int64_t> entries;  // Entries of batch_index/position computed.
     const at::Tensor states =
-        loaded_.network->MaskedLmStates(inputs, loaded_.info.emd_enabled, b_idx, p_idx);
-    std::vector<FillMaskOutput> out(sequences.size());
+        loaded_.network->MaskedLmStates(inputs, loaded_.info.emd_enabled, batch_index, position, &entries);
+    const auto rows = static_cast<int64_t>(entries.size());
+    std::vector<FillMaskOutput> out(sequences.size());  // Dropped rows stay empty.
     for (int64_t begin = 0; begin < rows; begin += chunk_rows) {
       const int64_t end = std::min(rows, begin + chunk_rows);
       const at::Tensor logits = loaded_.network->MaskedLmHead(states.slice(0, begin, end));
@@ -178,7 +179,7 @@ absl::StatusOr<std::vector<FillMaskOutput>> TorchEngine::RunFillMask(absl::Span<
       // not validated, see Engine); rows of equal k share one topk call.
       std::map<int64_t, std::vector<int64_t>> rows_by_k;
       for (int64_t r = begin; r < end; ++r) {
-        const int64_t k = std::clamp<int64_t>(batch[batch_index[r]].top_k, 1, vocab);
+        const int64_t k = std::clamp<int64_t>(batch[batch_index[entries[r]]].top_k, 1, vocab);
         rows_by_k[k].push_back(r - begin);
       }
       std::vector<MaskPrediction> predictions(end - begin);
@@ -197,7 +198,7 @@ absl::StatusOr<std::vector<FillMaskOutput>> TorchEngine::RunFillMask(absl::Span<
         const int64_t* id = top_id.data_ptr<int64_t>();
         for (int64_t i = 0; i < n; ++i) {
           MaskPrediction& prediction = predictions[local[i]];
-          prediction.position = static_cast<int32_t>(position[begin + local[i]]);
+          prediction.position = static_cast<int32_t>(position[entries[begin + local[i]]]);
           prediction.candidates.reserve(k);
           for (int64_t c = 0; c < k; ++c) {
             prediction.candidates.push_back({static_cast<int32_t>(id[i * k + c]), p[i * k + c]});
@@ -207,7 +208,7 @@ absl::StatusOr<std::vector<FillMaskOutput>> TorchEngine::RunFillMask(absl::Span<
       // Rows are in batch order, then position order: each sequence's
       // predictions stay in the order of its positions.
       for (int64_t r = begin; r < end; ++r) {
-        out[batch_index[r]].predictions.push_back(std::move(predictions[r - begin]));
+        out[batch_index[entries[r]]].predictions.push_back(std::move(predictions[r - begin]));
       }
     }
     return out;

@@ -24,9 +24,9 @@ class TorchEngine final : public Engine {
   absl::Status InitializeThread() override;
  private:
   absl::StatusOr<std::vector<ClassifyOutput>> RunClassify(absl::Span<const Sequence> batch,
-                                                          const StopCheck& stop) override;
+                                                          const RowsWanted& rows_wanted) override;
   absl::StatusOr<std::vector<FillMaskOutput>> RunFillMask(absl::Span<const MaskedSequence> batch,
-                                                          const StopCheck& stop) override;
+                                                          const RowsWanted& rows_wanted) override;
 
   TorchEngine(LoadedNetwork loaded, int num_threads, int64_t max_logits_bytes_per_chunk)
       : loaded_(std::move(loaded)),

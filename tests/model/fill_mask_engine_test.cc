@@ -1,8 +1,9 @@
 // TorchEngine's fill-mask on every golden case: the LM head run in chunks of
 // positions (down to one position per chunk) answers exactly as in one
 // piece, each sequence gets its own top_k, and the best candidate is the
-// reference's argmax. Also: a batch whose stop check fires stops between
-// layers with Cancelled.
+// reference's argmax. Also: rows no longer wanted are dropped between
+// layers without changing the others, and a batch with none left stops
+// with Cancelled.
 #include <gtest/gtest.h>
 
 #include "model/torch/torch_engine.h"
@@ -93,29 +94,77 @@ TEST_P(FillMaskEngineTest, ChunkedLmHeadAndPerSequenceTopKMatchOnePiece) {
 INSTANTIATE_TEST_SUITE_P(AllCases, FillMaskEngineTest, ::testing::ValuesIn(GoldenCaseNames()),
                          [](const auto& info) { return info.param; });
 
-TEST(EngineStopTest, ABatchStopsBetweenLayersWhenItsStopCheckFires) {
-  const std::string name = GoldenCaseNames().front();
-  auto engine = Engine(name, int64_t{1} << 30);
+// Rows whose caller goes are dropped between layers; the rows left answer
+// as they would have in the full batch, on every golden case (conv layer,
+// EMD and relative attention included).
+class RowDroppingTest : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(RowDroppingTest, UnwantedRowsAreDroppedBetweenLayersAndTheRestAnswerAsBefore) {
+  auto engine = Engine(GetParam(), int64_t{1} << 30);
+  ASSERT_NE(engine, nullptr);
+  // Different lengths, so padding changes when the longest row goes.
+  const std::vector<Sequence> sequences{
+      {{1, 7, 8, 9, 2}, {}}, {{1, 11, 12, 13, 14, 15, 16, 2}, {}}, {{1, 20, 21, 2}, {}}};
+  std::vector<MaskedSequence> masked;
+  for (const Sequence& s : sequences) masked.push_back({s, {1, 2}, 3});
+  // Row 1 goes before the first layer, row 0 before the second.
+  int checks = 0;
+  const Engine::RowsWanted dropping = [&checks] {
+    ++checks;
+    return std::vector<bool>{checks < 2, false, true};
+  };
+  auto full = engine->FillMask(masked);
+  auto dropped = engine->FillMask(masked, dropping);
+  ASSERT_TRUE(full.ok()) << full.status();
+  ASSERT_TRUE(dropped.ok()) << dropped.status();
+  EXPECT_GE(checks, 2);
+  EXPECT_TRUE((*dropped)[0].predictions.empty());
+  EXPECT_TRUE((*dropped)[1].predictions.empty());
+  ASSERT_EQ((*dropped)[2].predictions.size(), 2u);
+  for (size_t p = 0; p < 2; ++p) {
+    const MaskPrediction& want = (*full)[2].predictions[p];
+    const MaskPrediction& got = (*dropped)[2].predictions[p];
+    EXPECT_EQ(got.position, want.position);
+    ASSERT_EQ(got.candidates.size(), want.candidates.size());
+    for (size_t c = 0; c < want.candidates.size(); ++c) {
+      EXPECT_NEAR(got.candidates[c].probability, want.candidates[c].probability, 1e-5);
+    }
+    EXPECT_EQ(got.candidates[0].token_id, want.candidates[0].token_id);
+  }
+  if (engine->info().has_classifier) {
+    checks = 0;
+    auto all = engine->Classify(sequences);
+    auto some = engine->Classify(sequences, dropping);
+    ASSERT_TRUE(all.ok()) << all.status();
+    ASSERT_TRUE(some.ok()) << some.status();
+    EXPECT_TRUE((*some)[0].logits.empty());
+    EXPECT_TRUE((*some)[1].logits.empty());
+    ASSERT_EQ((*some)[2].logits.size(), (*all)[2].logits.size());
+    for (size_t l = 0; l < (*all)[2].logits.size(); ++l) {
+      EXPECT_NEAR((*some)[2].logits[l], (*all)[2].logits[l], 1e-4);
+    }
+  }
+}
+
+TEST_P(RowDroppingTest, ABatchStopsWithCancelledWhenNoRowIsWanted) {
+  auto engine = Engine(GetParam(), int64_t{1} << 30);
   ASSERT_NE(engine, nullptr);
   const Sequence sequence{{1, 7, 8, 9, 2}, {}};
   MaskedSequence masked{sequence, {2}, 3};
   int checks = 0;
   // Stops before the second layer: the first check lets it run.
-  const Engine::StopCheck stop_after_one = [&checks] { return ++checks > 1; };
-  auto stopped = engine->FillMask({masked}, stop_after_one);
+  const Engine::RowsWanted none_after_one = [&checks] { return std::vector<bool>{++checks < 2}; };
+  auto stopped = engine->FillMask({masked}, none_after_one);
   EXPECT_TRUE(absl::IsCancelled(stopped.status())) << stopped.status();
   EXPECT_EQ(checks, 2);
   if (engine->info().has_classifier) {
-    auto classified = engine->Classify({sequence}, [] { return true; });
+    auto classified = engine->Classify({sequence}, [] { return std::vector<bool>{false}; });
     EXPECT_TRUE(absl::IsCancelled(classified.status())) << classified.status();
   }
-  // A check that never fires changes nothing.
-  auto full = engine->FillMask({masked}, [] { return false; });
-  auto plain = engine->FillMask({masked});
-  ASSERT_TRUE(full.ok()) << full.status();
-  ASSERT_TRUE(plain.ok()) << plain.status();
-  EXPECT_EQ((*full)[0].predictions[0].candidates[0].token_id, (*plain)[0].predictions[0].candidates[0].token_id);
 }
+
+INSTANTIATE_TEST_SUITE_P(AllCases, RowDroppingTest, ::testing::ValuesIn(GoldenCaseNames()),
+                         [](const auto& info) { return info.param; });
 
 }  // namespace
 }  // namespace deberta::model

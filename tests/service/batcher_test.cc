@@ -227,7 +227,7 @@ TEST_F(BatcherTest, DropsCancelledTaskBeforeCompute) {
   EXPECT_THAT(engine_.BatchesByFirstToken(), ElementsAre(ElementsAre(1)));
 }
 
-TEST_F(BatcherTest, StopsABatchOnceEveryCallerHasGoneAndKeepsOneWithACallerLeft) {
+TEST_F(BatcherTest, StopsABatchOnceEveryCallerHasGoneAndDropsTheGoneFromOneWithACallerLeft) {
   options_.max_batch_size = 2;
   options_.batch_timeout = absl::Hours(1);
   auto registry = std::make_shared<prometheus::Registry>();
@@ -260,6 +260,9 @@ TEST_F(BatcherTest, StopsABatchOnceEveryCallerHasGoneAndKeepsOneWithACallerLeft)
   clock_.AdvanceBy(absl::Seconds(2));
   engine_.Unblock();
   AwaitAll(mixed);
+  // The one that left is dropped from the batch and answered as cancelled.
+  EXPECT_TRUE(absl::IsCancelled(mixed[0]->status)) << mixed[0]->status;
+  EXPECT_THAT(mixed[0]->status.message(), HasSubstr("during inference"));
   EXPECT_TRUE(mixed[1]->status.ok()) << mixed[1]->status;
   EXPECT_EQ(engine_.batches_run(), 2);
   // Engine time on callers gone: all of the first batch, half the second.

@@ -56,15 +56,36 @@ absl::Status FakeEngine::Enter(const std::vector<const model::Sequence*>& batch)
   return failure_;
 }
 
+namespace {
+
+// Asks `rows_wanted` (all wanted when null), as an engine does between
+// layers; Cancelled when no row is.
+absl::StatusOr<std::vector<bool>> AskRowsWanted(const model::Engine::RowsWanted& rows_wanted, size_t rows) {
+  std::vector<bool> wanted(rows, true);
+  if (rows_wanted) wanted = rows_wanted();
+  if (std::none_of(wanted.begin(), wanted.end(), [](bool w) { return w; })) {
+    return absl::CancelledError("stopped: every caller of the batch has gone");
+  }
+  return wanted;
+}
+
+}  // namespace
+
 absl::StatusOr<std::vector<model::ClassifyOutput>> FakeEngine::RunClassify(absl::Span<const model::Sequence> batch,
-                                                                          const StopCheck& stop) {
+                                                                          const RowsWanted& rows_wanted) {
   std::vector<const model::Sequence*> sequences;
   for (const model::Sequence& s : batch) sequences.push_back(&s);
   if (absl::Status s = Enter(sequences); !s.ok()) return s;
-  if (stop && stop()) return absl::CancelledError("stopped: every caller of the batch has gone");
+  absl::StatusOr<std::vector<bool>> wanted = AskRowsWanted(rows_wanted, batch.size());
+  if (!wanted.ok()) return wanted.status();
   std::vector<model::ClassifyOutput> outputs;
-  for (const model::Sequence& s : batch) {
+  for (size_t i = 0; i < batch.size(); ++i) {
+    const model::Sequence& s = batch[i];
     model::ClassifyOutput out;
+    if (!(*wanted)[i]) {
+      outputs.push_back(std::move(out));  // Dropped: left empty.
+      continue;
+    }
     out.logits = {static_cast<float>(s.token_ids.front()), static_cast<float>(s.token_ids.size()),
                   static_cast<float>(s.token_ids.back())};
     const float top = *std::max_element(out.logits.begin(), out.logits.end());
@@ -77,14 +98,20 @@ absl::StatusOr<std::vector<model::ClassifyOutput>> FakeEngine::RunClassify(absl:
 }
 
 absl::StatusOr<std::vector<model::FillMaskOutput>> FakeEngine::RunFillMask(
-    absl::Span<const model::MaskedSequence> batch, const StopCheck& stop) {
+    absl::Span<const model::MaskedSequence> batch, const RowsWanted& rows_wanted) {
   std::vector<const model::Sequence*> sequences;
   for (const model::MaskedSequence& m : batch) sequences.push_back(&m.sequence);
   if (absl::Status s = Enter(sequences); !s.ok()) return s;
-  if (stop && stop()) return absl::CancelledError("stopped: every caller of the batch has gone");
+  absl::StatusOr<std::vector<bool>> wanted = AskRowsWanted(rows_wanted, batch.size());
+  if (!wanted.ok()) return wanted.status();
   std::vector<model::FillMaskOutput> outputs;
-  for (const model::MaskedSequence& m : batch) {
+  for (size_t i = 0; i < batch.size(); ++i) {
+    const model::MaskedSequence& m = batch[i];
     model::FillMaskOutput out;
+    if (!(*wanted)[i]) {
+      outputs.push_back(std::move(out));  // Dropped: left empty.
+      continue;
+    }
     for (int32_t position : m.positions) {
       model::MaskPrediction prediction{position, {}};
       for (int32_t k = 0; k < m.top_k; ++k) {

@@ -47,13 +47,13 @@ class FakeEngine final : public model::Engine {
 
  private:
   // Logits of a sequence: {first token id, length, last token id}. After
-  // a blocked batch is released, its stop check is consulted once:
-  // Cancelled if it says stop.
+  // a blocked batch is released, its RowsWanted is asked once: rows not
+  // wanted get empty outputs, Cancelled if none is wanted.
   absl::StatusOr<std::vector<model::ClassifyOutput>> RunClassify(absl::Span<const model::Sequence> batch,
-                                                                 const StopCheck& stop) override;
+                                                                 const RowsWanted& rows_wanted) override;
   // One prediction per position; candidate k is token id (position + k).
   absl::StatusOr<std::vector<model::FillMaskOutput>> RunFillMask(absl::Span<const model::MaskedSequence> batch,
-                                                                 const StopCheck& stop) override;
+                                                                 const RowsWanted& rows_wanted) override;
 
   // Records the batch, then waits while blocked; returns the failure to report.
   absl::Status Enter(const std::vector<const model::Sequence*>& batch);

@@ -1,0 +1,65 @@
+// BatchCallers: which sequences of a running batch are still wanted, and the
+// engine time charged to those whose caller had gone, on a fake clock.
+#include "service/batch_callers.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "tests/testing/fake_clock.h"
+
+namespace deberta::service {
+namespace {
+
+using ::testing::ElementsAre;
+
+std::unique_ptr<BatchTask> Task(std::shared_ptr<std::atomic<bool>> cancelled, absl::Time deadline) {
+  auto task = std::make_unique<BatchTask>();
+  task->input.sequence.token_ids = {1, 2, 3};
+  task->cancelled = std::move(cancelled);
+  task->deadline = deadline;
+  return task;
+}
+
+TEST(BatchCallersTest, GoneSequencesAreUnwantedAndChargedTheirShareOfTheIntervalBefore) {
+  testing::FakeClock clock;
+  const absl::Time start = clock.Now();
+  auto cancelled = std::make_shared<std::atomic<bool>>(false);
+  std::vector<std::unique_ptr<BatchTask>> batch;
+  batch.push_back(Task(cancelled, absl::InfiniteFuture()));
+  batch.push_back(Task(nullptr, start + absl::Seconds(5)));
+  batch.push_back(Task(nullptr, absl::InfiniteFuture()));
+  BatchCallers callers(batch, &clock, start);
+
+  clock.AdvanceBy(absl::Seconds(1));
+  EXPECT_THAT(callers.Wanted(), ElementsAre(true, true, true));
+  EXPECT_FALSE(callers.any_dropped());
+
+  cancelled->store(true);
+  clock.AdvanceBy(absl::Seconds(3));  // t = 4: three sequences computed.
+  EXPECT_THAT(callers.Wanted(), ElementsAre(false, true, true));
+  EXPECT_TRUE(callers.any_dropped());
+  EXPECT_EQ(callers.abandoned(), absl::Seconds(1));  // 3 s / 3.
+
+  clock.AdvanceBy(absl::Seconds(2));  // t = 6: past the second's deadline.
+  callers.Finish(clock.Now());
+  EXPECT_EQ(callers.abandoned(), absl::Seconds(2));  // + 2 s / 2.
+  EXPECT_TRUE(callers.gone(0));
+  EXPECT_TRUE(callers.gone(1));
+  EXPECT_FALSE(callers.gone(2));
+}
+
+TEST(BatchCallersTest, NothingIsChargedWhileEveryCallerWaits) {
+  testing::FakeClock clock;
+  std::vector<std::unique_ptr<BatchTask>> batch;
+  batch.push_back(Task(nullptr, absl::InfiniteFuture()));
+  BatchCallers callers(batch, &clock, clock.Now());
+  clock.AdvanceBy(absl::Seconds(1));
+  EXPECT_THAT(callers.Wanted(), ElementsAre(true));
+  callers.Finish(clock.Now() + absl::Seconds(1));
+  EXPECT_EQ(callers.abandoned(), absl::ZeroDuration());
+  EXPECT_FALSE(callers.gone(0));
+  EXPECT_FALSE(callers.any_dropped());
+}
+
+}  // namespace
+}  // namespace deberta::service
