@@ -59,13 +59,19 @@ std::vector<at::Tensor> EncoderImpl::forward(const at::Tensor& embeddings, Atten
   std::vector<at::Tensor> states{embeddings};
   at::Tensor x0 = embeddings;  // The ConvLayer's input after layer 0.
   at::Tensor h = embeddings;
+  // Rows no longer wanted are dropped before each half of every layer
+  // (attention, feed-forward), so a gone caller costs at most half a layer.
+  auto drop_unwanted = [&](at::Tensor* current) {
+    if (ctx.rows_wanted == nullptr) return;
+    std::vector<at::Tensor*> per_row{current, &x0};
+    for (at::Tensor& state : states) per_row.push_back(&state);
+    DropUnwantedRows(&ctx, per_row);
+  };
   for (size_t k = 0; k < layers_.size(); ++k) {
-    if (ctx.rows_wanted != nullptr) {
-      std::vector<at::Tensor*> per_row{&h, &x0};
-      for (at::Tensor& state : states) per_row.push_back(&state);
-      DropUnwantedRows(&ctx, per_row);
-    }
-    h = layers_[k]->forward(h, h, ctx);
+    drop_unwanted(&h);
+    at::Tensor a = layers_[k]->attention->forward(h, h, ctx);
+    drop_unwanted(&a);
+    h = layers_[k]->FeedForward(a);
     if (k == 0 && conv) h = conv->forward(x0, h, ctx.mask);
     if (!keep_all && states.size() > 1) states.erase(states.begin());
     states.push_back(h);

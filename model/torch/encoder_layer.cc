@@ -24,11 +24,14 @@ EncoderLayerImpl::EncoderLayerImpl(const DebertaConfig& config)
 at::Tensor EncoderLayerImpl::forward(const at::Tensor& query_states,
                                      const at::Tensor& key_value_states,
                                      const AttentionContext& ctx) const {
-  at::Tensor a = attention->forward(query_states, key_value_states, ctx);
+  return FeedForward(attention->forward(query_states, key_value_states, ctx));
+}
+
+at::Tensor EncoderLayerImpl::FeedForward(const at::Tensor& attention_output) const {
   // The FFN's wide activation stays in the compute dtype between its two
   // matrix products.
-  at::Tensor f = Activate(activation_, intermediate->dense->ForwardInComputeDType(a));
-  return output->LayerNorm->forward(output->dense->forward(f).add_(a));
+  at::Tensor f = Activate(activation_, intermediate->dense->ForwardInComputeDType(attention_output));
+  return output->LayerNorm->forward(output->dense->forward(f).add_(attention_output));
 }
 
 }  // namespace deberta::model

@@ -29,6 +29,9 @@ class EncoderLayerImpl : public torch::nn::Module {
   // Queries from `query_states`, keys and values from `key_value_states`.
   at::Tensor forward(const at::Tensor& query_states, const at::Tensor& key_value_states,
                      const AttentionContext& ctx) const;
+  // The layer's second half: intermediate, activation, output, on the
+  // attention's output (forward = FeedForward(attention->forward(...))).
+  at::Tensor FeedForward(const at::Tensor& attention_output) const;
 
   Attention attention{nullptr};
   Intermediate intermediate{nullptr};

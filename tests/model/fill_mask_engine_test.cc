@@ -107,7 +107,8 @@ TEST_P(RowDroppingTest, UnwantedRowsAreDroppedBetweenLayersAndTheRestAnswerAsBef
       {{1, 7, 8, 9, 2}, {}}, {{1, 11, 12, 13, 14, 15, 16, 2}, {}}, {{1, 20, 21, 2}, {}}};
   std::vector<MaskedSequence> masked;
   for (const Sequence& s : sequences) masked.push_back({s, {1, 2}, 3});
-  // Row 1 goes before the first layer, row 0 before the second.
+  // Row 1 goes before the first layer, row 0 at the second check (before
+  // the first layer's feed-forward).
   int checks = 0;
   const Engine::RowsWanted dropping = [&checks] {
     ++checks;
@@ -152,7 +153,7 @@ TEST_P(RowDroppingTest, ABatchStopsWithCancelledWhenNoRowIsWanted) {
   const Sequence sequence{{1, 7, 8, 9, 2}, {}};
   MaskedSequence masked{sequence, {2}, 3};
   int checks = 0;
-  // Stops before the second layer: the first check lets it run.
+  // Stops at the second check: the first lets it run.
   const Engine::RowsWanted none_after_one = [&checks] { return std::vector<bool>{++checks < 2}; };
   auto stopped = engine->FillMask({masked}, none_after_one);
   EXPECT_TRUE(absl::IsCancelled(stopped.status())) << stopped.status();
