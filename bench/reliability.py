@@ -172,7 +172,7 @@ def main():
             last = {}
             while term.proc.poll() is None:
                 try:
-                    last = {code: term.metric('deberta_requests_total{code="%s",endpoint="classify"}' % code)
+                    last = {code: term.metric('deberta_requests_total{code="%s",endpoint="classify"' % code)
                             for code in ("OK", "CANCELLED", "DEADLINE_EXCEEDED", "INTERNAL", "UNAVAILABLE")}
                 except OSError:
                     break
@@ -192,7 +192,7 @@ def main():
 
         if "soak" in PHASES:
             # Soak.
-            ok0 = server.metric('deberta_requests_total{code="OK",endpoint="classify"}')
+            ok0 = server.metric('deberta_requests_total{code="OK",endpoint="classify"')
             samples = []
             soak = subprocess.Popen([CLI, "bench", "--server=" + server.target, "--concurrency=8",
                                      "--duration=%ds" % SOAK, "--min_len=16", "--max_len=64", "--vocab=1000", "--json"],
@@ -203,7 +203,7 @@ def main():
                 time.sleep(10)
             out, _ = soak.communicate()
             r = json.loads(out)[0]
-            ok_server = server.metric('deberta_requests_total{code="OK",endpoint="classify"}') - ok0
+            ok_server = server.metric('deberta_requests_total{code="OK",endpoint="classify"') - ok0
             warm = [m for t, m in samples if t >= min(60, SOAK // 5)]
             growth = (warm[-1] - warm[0]) / warm[0] if len(warm) >= 2 else float("nan")
             results["soak"] = {"seconds": SOAK, "client_ok": r["ok"], "server_ok": ok_server, "errors": r["errors"],

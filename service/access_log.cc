@@ -62,7 +62,7 @@ std::string FormatAccessRecord(const AccessRecord& r, AccessLogFormat format) {
     nlohmann::json line = {{"time", time},
                            {"request_id", r.request_id},
                            {"method", r.method},
-                           {"protocol", r.protocol},
+                           {"protocol", ProtocolName(r.protocol)},
                            {"code", code},
                            {"sequences", r.sequences},
                            {"tokens", r.tokens},
@@ -77,7 +77,7 @@ std::string FormatAccessRecord(const AccessRecord& r, AccessLogFormat format) {
   return absl::StrFormat(
       "%s %s %s request_id=%s code=%s sequences=%d tokens=%d queue_ms=%.3f inference_ms=%.3f total_ms=%.3f "
       "peer=%s traceparent=%s",
-      time, r.protocol, r.method, TextValue(r.request_id), code, r.sequences, r.tokens, Millis(r.queue),
+      time, ProtocolName(r.protocol), r.method, TextValue(r.request_id), code, r.sequences, r.tokens, Millis(r.queue),
       Millis(r.inference), Millis(r.total), TextValue(r.peer), TextValue(r.traceparent));
 }
 

@@ -16,6 +16,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "service/endpoint.h"
 
 namespace deberta::service {
 
@@ -29,7 +30,7 @@ struct AccessRecord {
   absl::Time time;  // When the request arrived.
   std::string request_id;
   std::string method;  // "Classify", "FillMask", ...
-  std::string protocol = "grpc";
+  Protocol protocol = Protocol::kGrpc;
   absl::StatusCode code = absl::StatusCode::kOk;
   int64_t sequences = 0;
   int64_t tokens = 0;

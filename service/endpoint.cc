@@ -1,4 +1,4 @@
-// Names of endpoints and rejection reasons, as metric label values.
+// Names of endpoints, protocols and rejection reasons, as metric label values.
 #include "service/endpoint.h"
 
 #include "service/rejection_reason.h"
@@ -13,6 +13,14 @@ const char* EndpointName(Endpoint endpoint) {
     case Endpoint::kTokenize: return "tokenize";
     case Endpoint::kDetokenize: return "detokenize";
     case Endpoint::kZeroShotClassify: return "zero_shot_classify";
+  }
+  return "unknown";
+}
+
+const char* ProtocolName(Protocol protocol) {
+  switch (protocol) {
+    case Protocol::kGrpc: return "grpc";
+    case Protocol::kHttp: return "http";
   }
   return "unknown";
 }

@@ -1,6 +1,6 @@
 // Endpoint: the one type that names an RPC of the inference service, used
 // by the batcher (one queue per batched endpoint), the metrics (label
-// values) and the handlers.
+// values) and the handlers; Protocol: how the call arrived.
 #ifndef DEBERTA_SERVICE_ENDPOINT_H_
 #define DEBERTA_SERVICE_ENDPOINT_H_
 
@@ -26,6 +26,14 @@ inline bool IsBatched(Endpoint endpoint) {
 // "classify", "fill_mask", "get_model_info", "tokenize", "detokenize",
 // "zero_shot_classify": the `endpoint` label value.
 const char* EndpointName(Endpoint endpoint);
+
+// How a call reached the service: gRPC from the network, or the HTTP/JSON
+// API (json_api.h), whose requests are in-process gRPC calls.
+enum class Protocol { kGrpc = 0, kHttp = 1 };
+inline constexpr int kNumProtocols = 2;
+
+// "grpc" or "http": the `protocol` label value and access log field.
+const char* ProtocolName(Protocol protocol);
 
 }  // namespace deberta::service
 

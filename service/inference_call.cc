@@ -8,6 +8,7 @@ namespace deberta::service {
 InferenceCall::InferenceCall(Endpoint endpoint, absl::Time deadline, ServiceMetrics* metrics,
                              std::function<void()> on_done, AccessLog* access_log, AccessRecord log)
     : endpoint_(endpoint),
+      protocol_(log.protocol),
       deadline_(deadline),
       metrics_(metrics),
       on_done_(std::move(on_done)),
@@ -47,7 +48,7 @@ void InferenceCall::Finish(const absl::Status& status) {
   }
   // Metrics first, so that a client that has its answer sees it counted.
   if (metrics_) {
-    metrics_->RecordRequest(endpoint_, status.code(), absl::Now() - start_);
+    metrics_->RecordRequest(endpoint_, protocol_, status.code(), absl::Now() - start_);
     metrics_->AddInflight(-1);
   }
   grpc::ServerUnaryReactor::Finish(answer);

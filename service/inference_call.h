@@ -57,6 +57,7 @@ class InferenceCall final : public grpc::ServerUnaryReactor {
 
  private:
   const Endpoint endpoint_;
+  const Protocol protocol_;  // From `log`, which is moved after it.
   const absl::Time deadline_;
   ServiceMetrics* const metrics_;
   const std::function<void()> on_done_;

@@ -71,22 +71,22 @@ absl::Status InferenceServiceImpl::Authorize(const grpc::CallbackServerContext& 
 AccessRecord InferenceServiceImpl::LogStart(const grpc::CallbackServerContext& context,
                                             const std::string& request_id) const {
   AccessRecord log;
-  if (options_.access_log == nullptr) return log;
-  log.request_id = request_id;
-  log.peer = context.peer();
   const auto& metadata = context.client_metadata();
   auto value = [&metadata](const char* key) -> std::string {
     auto it = metadata.find(key);
     return it == metadata.end() ? "" : std::string(it->second.data(), it->second.size());
   };
-  log.traceparent = ValidTraceparent(value("traceparent"));
   // Calls of the JSON API come on the in-process channel (whose peer gRPC
   // reports as "unknown") and say where they came from; from a network
-  // peer such metadata is ignored. It only labels the log line.
-  if (log.peer == "unknown" || absl::StartsWith(log.peer, "inproc")) {
-    if (std::string protocol = value(kProtocolMetadata); protocol == "http") log.protocol = protocol;
-    if (std::string peer = value(kHttpPeerMetadata); !peer.empty()) log.peer = peer;
-  }
+  // peer such metadata is ignored. It only labels the metrics and the log.
+  const std::string peer = context.peer();
+  const bool in_process = peer == "unknown" || absl::StartsWith(peer, "inproc");
+  if (in_process && value(kProtocolMetadata) == "http") log.protocol = Protocol::kHttp;
+  if (options_.access_log == nullptr) return log;
+  log.request_id = request_id;
+  log.peer = peer;
+  log.traceparent = ValidTraceparent(value("traceparent"));
+  if (std::string http_peer = value(kHttpPeerMetadata); in_process && !http_peer.empty()) log.peer = http_peer;
   return log;
 }
 
@@ -267,12 +267,13 @@ grpc::ServerUnaryReactor* InferenceServiceImpl::GetModelInfo(grpc::CallbackServe
 grpc::ServerUnaryReactor* InferenceServiceImpl::AnswerNow(grpc::CallbackServerContext* context,
                                                           Endpoint endpoint, absl::Time start,
                                                           const absl::Status& status) {
+  AccessRecord log = LogStart(*context, "");
   if (metrics_) {
     if (absl::IsUnauthenticated(status)) metrics_->RecordRejection(RejectionReason::kUnauthenticated);
-    metrics_->RecordRequest(endpoint, status.code(), absl::Now() - start);
+    metrics_->RecordRequest(endpoint, log.protocol, status.code(), absl::Now() - start);
   }
   if (options_.access_log != nullptr) {
-    options_.access_log->Write(LogStart(*context, ""), EndpointName(endpoint), start, status.code());
+    options_.access_log->Write(std::move(log), EndpointName(endpoint), start, status.code());
   }
   auto* reactor = context->DefaultReactor();
   reactor->Finish(ToGrpcStatus(status));

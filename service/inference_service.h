@@ -85,7 +85,8 @@ class InferenceServiceImpl final : public serving::v1::InferenceService::Callbac
   // already answered Unavailable; `accepted` says which.
   InferenceCall* StartCall(Endpoint endpoint, grpc::CallbackServerContext* context, const std::string& request_id,
                            bool* accepted);
-  // The start of a call's access-log line: request id, peer, traceparent.
+  // The start of a call's access-log line: its protocol (always, for the
+  // metrics), and with the access log on the request id, peer, traceparent.
   AccessRecord LogStart(const grpc::CallbackServerContext& context, const std::string& request_id) const;
   // Answers a request that failed its checks; returns the call.
   InferenceCall* Reject(InferenceCall* call, const absl::Status& invalid);

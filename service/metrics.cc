@@ -26,7 +26,7 @@ ServiceMetrics::ServiceMetrics(std::shared_ptr<prometheus::Registry> registry)
                       .Register(*registry_)) {
   auto& requests = prometheus::BuildCounter()
                        .Name("deberta_requests_total")
-                       .Help("Finished RPCs by endpoint and gRPC status code.")
+                       .Help("Finished RPCs by endpoint, protocol (grpc, http) and gRPC status code.")
                        .Register(*registry_);
   auto& rejections = prometheus::BuildCounter()
                          .Name("deberta_rejections_total")
@@ -45,11 +45,16 @@ ServiceMetrics::ServiceMetrics(std::shared_ptr<prometheus::Registry> registry)
                            .Register(*registry_);
   for (int e = 0; e < kNumEndpoints; ++e) {
     const std::string name = EndpointName(static_cast<Endpoint>(e));
-    request_duration_[e] = &request_duration.Add({{"endpoint", name}}, DurationBuckets());
     input_tokens_[e] = &input_tokens.Add({{"endpoint", name}});
-    for (int code = 0; code < kNumStatusCodes; ++code) {
-      requests_[e][code] = &requests.Add(
-          {{"endpoint", name}, {"code", absl::StatusCodeToString(static_cast<absl::StatusCode>(code))}});
+    for (int p = 0; p < kNumProtocols; ++p) {
+      const std::string protocol = ProtocolName(static_cast<Protocol>(p));
+      request_duration_[e][p] =
+          &request_duration.Add({{"endpoint", name}, {"protocol", protocol}}, DurationBuckets());
+      for (int code = 0; code < kNumStatusCodes; ++code) {
+        requests_[e][p][code] = &requests.Add({{"endpoint", name},
+                                               {"protocol", protocol},
+                                               {"code", absl::StatusCodeToString(static_cast<absl::StatusCode>(code))}});
+      }
     }
   }
   auto& queue_duration = prometheus::BuildHistogram()
@@ -118,13 +123,14 @@ ServiceMetrics::ServiceMetrics(std::shared_ptr<prometheus::Registry> registry)
                    .Add({});
 }
 
-void ServiceMetrics::RecordRequest(Endpoint endpoint, absl::StatusCode code,
+void ServiceMetrics::RecordRequest(Endpoint endpoint, Protocol protocol, absl::StatusCode code,
                                    absl::Duration duration) {
   const int e = static_cast<int>(endpoint);
-  request_duration_[e]->Observe(absl::ToDoubleSeconds(duration));
+  const int p = static_cast<int>(protocol);
+  request_duration_[e][p]->Observe(absl::ToDoubleSeconds(duration));
   int c = static_cast<int>(code);
   if (c < 0 || c >= kNumStatusCodes) c = static_cast<int>(absl::StatusCode::kUnknown);
-  requests_[e][c]->Increment();
+  requests_[e][p][c]->Increment();
 }
 
 void ServiceMetrics::RecordInputTokens(Endpoint endpoint, int64_t tokens) {

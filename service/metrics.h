@@ -36,9 +36,10 @@ class ServiceMetrics {
 
   const std::shared_ptr<prometheus::Registry>& registry() const { return registry_; }
 
-  // One finished RPC: its status code (the `code` label is the code's
-  // canonical name, "OK", "INVALID_ARGUMENT", ...) and total duration.
-  void RecordRequest(Endpoint endpoint, absl::StatusCode code, absl::Duration duration);
+  // One finished RPC: how it came (the `protocol` label, "grpc" or
+  // "http"), its status code (the `code` label is the code's canonical
+  // name, "OK", "INVALID_ARGUMENT", ...) and total duration.
+  void RecordRequest(Endpoint endpoint, Protocol protocol, absl::StatusCode code, absl::Duration duration);
   void RecordInputTokens(Endpoint endpoint, int64_t tokens);
   // Batched endpoints only (kClassify, kFillMask) from here to SetQueueDepth.
   void RecordQueueLatency(Endpoint endpoint, absl::Duration waited);
@@ -62,9 +63,11 @@ class ServiceMetrics {
  private:
   std::shared_ptr<prometheus::Registry> registry_;
   prometheus::Family<prometheus::Gauge>& build_info_;
-  std::array<std::array<prometheus::Counter*, kNumStatusCodes>, kNumEndpoints> requests_{};
+  template <typename T>
+  using PerEndpointAndProtocol = std::array<std::array<T, kNumProtocols>, kNumEndpoints>;
+  PerEndpointAndProtocol<std::array<prometheus::Counter*, kNumStatusCodes>> requests_{};
   std::array<prometheus::Counter*, kNumRejectionReasons> rejections_{};
-  std::array<prometheus::Histogram*, kNumEndpoints> request_duration_{};
+  PerEndpointAndProtocol<prometheus::Histogram*> request_duration_{};
   std::array<prometheus::Counter*, kNumEndpoints> input_tokens_{};
   std::array<prometheus::Histogram*, kNumBatchedEndpoints> queue_duration_{};
   std::array<prometheus::Histogram*, kNumBatchedEndpoints> inference_duration_{};

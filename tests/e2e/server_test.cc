@@ -402,10 +402,10 @@ TEST_F(DemoServerTest, MetricsScrapeShowsTheTraffic) {
   auto text = HttpGet(port, "/metrics");
   ASSERT_TRUE(text.ok()) << text.status();
   for (const char* expected : {
-           "deberta_requests_total{code=\"OK\",endpoint=\"classify\"}",
-           "deberta_requests_total{code=\"INVALID_ARGUMENT\",endpoint=\"classify\"}",
+           "deberta_requests_total{code=\"OK\",endpoint=\"classify\",protocol=\"grpc\"}",
+           "deberta_requests_total{code=\"INVALID_ARGUMENT\",endpoint=\"classify\",protocol=\"grpc\"}",
            "deberta_rejections_total{reason=\"invalid_argument\"}",
-           "deberta_request_duration_seconds_bucket{endpoint=\"classify\",le=\"+Inf\"}",
+           "deberta_request_duration_seconds_bucket{endpoint=\"classify\",protocol=\"grpc\",le=\"+Inf\"}",
            "deberta_queue_duration_seconds_count{endpoint=\"classify\"}",
            "deberta_inference_duration_seconds_sum{endpoint=\"classify\"}",
            "deberta_batch_size_bucket{endpoint=\"classify\"",
