@@ -16,11 +16,15 @@ build_packages=(
 )
 # What the integration tests drive: a real Prometheus and promtool, podman
 # and debootstrap for the image test; clang and its libFuzzer runtime for
-# the fuzzers. Node.js and npm (the offline Kubernetes schema check) come
-# from Debian unless the machine already has them.
+# the fuzzers; Chromium for the try-it page's browser test; Go with the
+# protobuf and gRPC code generators for the Go client example. Node.js and
+# npm (the Kubernetes schema check, the OpenAPI validator, the browser
+# driver) come from Debian unless the machine already has them.
 test_packages=(
   prometheus curl ca-certificates podman runc catatonit debootstrap fuse-overlayfs uidmap
-  clang libclang-rt-14-dev python3-grpcio python3-protobuf
+  clang libclang-rt-14-dev python3-grpcio python3-protobuf chromium
+  golang-go protoc-gen-go protoc-gen-go-grpc golang-google-grpc-dev golang-google-protobuf-dev
+  golang-github-golang-protobuf-1-5-dev
 )
 runtime_packages=(
   libtorch1.13 libopenblas0-openmp libgrpc++1.51 libprotobuf32 libabsl20220623
@@ -42,12 +46,22 @@ for p in "${packages[@]}"; do
 done
 if ((${#missing[@]} == 0)); then
   echo "install_deps: all ${#packages[@]} packages present"
-  exit 0
+else
+  SUDO=""
+  if [[ $(id -u) -ne 0 ]]; then SUDO="sudo"; fi
+  export DEBIAN_FRONTEND=noninteractive
+  $SUDO apt-get update -qq
+  $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+  echo "install_deps: installed ${missing[*]}"
 fi
 
-SUDO=""
-if [[ $(id -u) -ne 0 ]]; then SUDO="sudo"; fi
-export DEBIAN_FRONTEND=noninteractive
-$SUDO apt-get update -qq
-$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
-echo "install_deps: installed ${missing[*]}"
+# The test tools from npm, pinned by their package-lock.json files.
+if [[ -z "${1:-}" ]]; then
+  cd "$(dirname "$0")/.."
+  for tools in deploy/tools tests/web; do
+    if [[ ! -d $tools/node_modules ]]; then
+      npm ci --prefix "$tools" --no-audit --no-fund --loglevel=error
+      echo "install_deps: npm packages of $tools"
+    fi
+  done
+fi

@@ -10,7 +10,9 @@
 #include "absl/strings/str_cat.h"
 #include "deberta/serving/v1/inference.grpc.pb.h"
 #include "grpc/health/v1/health.grpc.pb.h"
+#include "service/json_routes.h"
 #include "service/status_util.h"
+#include "service/web/try_it_page.h"
 
 namespace deberta::service {
 namespace {
@@ -40,8 +42,8 @@ bool PrepareContext(const httplib::Request& request, grpc::ClientContext* contex
   }
   context->AddMetadata(kProtocolMetadata, "http");
   context->AddMetadata(kHttpPeerMetadata, absl::StrCat(request.remote_addr, ":", request.remote_port));
-  std::string deadline = request.get_header_value("X-Deadline-Ms");
-  if (deadline.empty()) deadline = request.get_param_value("deadline_ms");
+  std::string deadline = request.get_header_value(kDeadlineHeader);
+  if (deadline.empty()) deadline = request.get_param_value(kDeadlineParameter);
   if (!deadline.empty()) {
     int64_t ms = 0;
     if (!absl::SimpleAtoi(deadline, &ms) || ms <= 0) {
@@ -56,9 +58,9 @@ bool PrepareContext(const httplib::Request& request, grpc::ClientContext* contex
 
 // POST `path`: JSON body -> Request, the stub's `method`, Response -> JSON.
 template <typename Request, typename Response>
-void AddRoute(httplib::Server& routes, const std::string& path, std::shared_ptr<Stub> stub,
+void AddRoute(httplib::Server& routes, std::string_view rpc, std::shared_ptr<Stub> stub,
               grpc::Status (Stub::*method)(grpc::ClientContext*, const Request&, Response*)) {
-  routes.Post(path, [stub, method](const httplib::Request& http_request, httplib::Response& http_response) {
+  routes.Post(std::string(JsonPath(rpc)), [stub, method](const httplib::Request& http_request, httplib::Response& http_response) {
     Request request;
     google::protobuf::util::JsonParseOptions options;
     options.ignore_unknown_fields = false;  // A misspelt field is an error, not silently dropped.
@@ -82,23 +84,47 @@ void AddRoute(httplib::Server& routes, const std::string& path, std::shared_ptr<
   });
 }
 
+// Serves a file of the try-it page. The policy allows only the page's own
+// script, style and API calls: nothing inline, nothing from elsewhere, no
+// framing.
+void AddStaticRoute(httplib::Server& routes, const char* path, std::string_view content, const char* type) {
+  routes.Get(path, [content, type](const httplib::Request&, httplib::Response& response) {
+    response.set_header("Content-Security-Policy",
+                        "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; "
+                        "img-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'");
+    response.set_header("X-Content-Type-Options", "nosniff");
+    response.set_header("Cache-Control", "no-cache");
+    response.set_content(content.data(), content.size(), type);
+  });
+}
+
 }  // namespace
 
-void AddJsonApiRoutes(httplib::Server& routes, std::shared_ptr<grpc::Channel> channel) {
+void AddJsonApiRoutes(httplib::Server& routes, std::shared_ptr<grpc::Channel> channel, std::string openapi_document) {
   auto stub = std::make_shared<Stub>(channel);
-  AddRoute(routes, "/v1/classify", stub, &Stub::Classify);
-  AddRoute(routes, "/v1/fill-mask", stub, &Stub::FillMask);
-  AddRoute(routes, "/v1/zero-shot-classify", stub, &Stub::ZeroShotClassify);
-  AddRoute(routes, "/v1/tokenize", stub, &Stub::Tokenize);
-  AddRoute(routes, "/v1/detokenize", stub, &Stub::Detokenize);
-  AddRoute(routes, "/v1/model", stub, &Stub::GetModelInfo);
+  AddRoute(routes, "Classify", stub, &Stub::Classify);
+  AddRoute(routes, "FillMask", stub, &Stub::FillMask);
+  AddRoute(routes, "ZeroShotClassify", stub, &Stub::ZeroShotClassify);
+  AddRoute(routes, "Tokenize", stub, &Stub::Tokenize);
+  AddRoute(routes, "Detokenize", stub, &Stub::Detokenize);
+  AddRoute(routes, "GetModelInfo", stub, &Stub::GetModelInfo);
+  routes.Get(kOpenApiPath, [document = std::move(openapi_document)](const httplib::Request&,
+                                                                    httplib::Response& response) {
+    response.set_content(document, "application/json");
+  });
+  AddStaticRoute(routes, kTryItPath, web::TryItHtml(), "text/html; charset=utf-8");
+  AddStaticRoute(routes, "/try-it.js", web::TryItScript(), "text/javascript; charset=utf-8");
+  AddStaticRoute(routes, "/try-it.css", web::TryItStyle(), "text/css; charset=utf-8");
+  // Browsers ask for an icon; the page has none, and a 404 would be logged
+  // as an error in their console.
+  routes.Get("/favicon.ico", [](const httplib::Request&, httplib::Response& response) { response.status = 204; });
   // Liveness: the process answers. Readiness: the inference service is
   // SERVING (not while loading, warming up or draining).
-  routes.Get("/health/live", [](const httplib::Request&, httplib::Response& response) {
+  routes.Get(kLivePath, [](const httplib::Request&, httplib::Response& response) {
     response.set_content("{\"status\":\"SERVING\"}", "application/json");
   });
   auto health = std::shared_ptr<grpc::health::v1::Health::Stub>(grpc::health::v1::Health::NewStub(channel));
-  routes.Get("/health/ready", [health](const httplib::Request&, httplib::Response& response) {
+  routes.Get(kReadyPath, [health](const httplib::Request&, httplib::Response& response) {
     grpc::health::v1::HealthCheckRequest request;
     request.set_service(pb::InferenceService::service_full_name());
     grpc::health::v1::HealthCheckResponse answer;

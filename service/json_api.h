@@ -15,6 +15,7 @@
 #include <httplib.h>
 
 #include <memory>
+#include <string>
 
 namespace deberta::service {
 
@@ -24,8 +25,8 @@ inline constexpr char kProtocolMetadata[] = "x-deberta-protocol";
 inline constexpr char kHttpPeerMetadata[] = "x-deberta-http-peer";
 
 // Registers the routes on `routes`; `channel` is the server's in-process
-// channel and must outlive them.
-void AddJsonApiRoutes(httplib::Server& routes, std::shared_ptr<grpc::Channel> channel);
+// channel and must outlive them. `openapi_document` is served as it is.
+void AddJsonApiRoutes(httplib::Server& routes, std::shared_ptr<grpc::Channel> channel, std::string openapi_document);
 
 }  // namespace deberta::service
 

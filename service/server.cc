@@ -16,6 +16,7 @@
 #include "absl/strings/str_cat.h"
 #include "service/grpc_credentials.h"
 #include "service/json_api.h"
+#include "service/openapi.h"
 #include "service/metrics_endpoint.h"
 #include "service/tls_identity.h"
 
@@ -144,11 +145,17 @@ absl::Status Server::StartJsonApi() {
   options.request_timeout = config_.metrics_request_timeout;  // Reading a request; not its compute.
   options.max_body_bytes = static_cast<size_t>(config_.max_message_bytes);
   options.security = config_.security;
+  OpenApiOptions document;
+  document.server_version = config_.service.server_version;
+  document.api_keys = api_keys_ != nullptr;
+  absl::StatusOr<std::string> openapi = MakeOpenApiDocument(document);
+  if (!openapi.ok()) return openapi.status();
   grpc::ChannelArguments args;
   args.SetMaxReceiveMessageSize(-1);
   std::shared_ptr<grpc::Channel> channel = grpc_server_->InProcessChannel(args);
   absl::StatusOr<std::unique_ptr<HttpServer>> http = StartHttp(
-      options, [&](httplib::Server& routes) { AddJsonApiRoutes(routes, channel); }, "HTTP API");
+      options, [&](httplib::Server& routes) { AddJsonApiRoutes(routes, channel, *std::move(openapi)); },
+      "HTTP API");
   if (!http.ok()) return http.status();
   json_http_ = *std::move(http);
   return absl::OkStatus();

@@ -62,4 +62,11 @@ bool ParseBannerPorts(const std::string& banner, int* port, int* metrics_port) {
   return true;
 }
 
+bool ParseBannerHttpPort(const std::string& banner, int* http_port) {
+  std::smatch port;
+  if (!std::regex_search(banner, port, std::regex(R"(http on :(\d+))"))) return false;
+  *http_port = std::stoi(port[1]);
+  return true;
+}
+
 }  // namespace deberta::testing

@@ -31,6 +31,9 @@ class ServerProcess {
 // The gRPC and metrics ports of a banner line ("... :PORT, metrics on
 // :PORT"); false if the line is not one.
 bool ParseBannerPorts(const std::string& banner, int* port, int* metrics_port);
+// The HTTP/JSON API's port of a banner line ("..., http on :PORT"); false
+// if the line names none.
+bool ParseBannerHttpPort(const std::string& banner, int* http_port);
 
 }  // namespace deberta::testing
 

@@ -1,0 +1,145 @@
+// The HTTP surface as users' tools see it, against the real deberta-server
+// binary on the demo model (with its GPT-2 tokenizer): the served OpenAPI
+// document passes an OpenAPI validator from npm (which rejects a broken
+// copy), and the try-it page, driven in Debian's headless Chromium, renders
+// exactly what the JSON API answers for the same input, without a console
+// error or a CSP violation. The browser's screenshot is kept in the build
+// folder (the README's docs/try-it.png comes from it).
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "tests/testing/run_command.h"
+#include "tests/testing/server_process.h"
+
+namespace deberta::testing {
+namespace {
+
+using ::testing::HasSubstr;
+using nlohmann::json;
+
+const std::string kWebDir = std::string(CMAKE_SOURCE_DIR) + "/tests/web";
+
+class WebTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    // The npm packages pinned by tests/web/package-lock.json
+    // (scripts/install_deps.sh installs them; a fresh checkout gets them here).
+    if (access((kWebDir + "/node_modules").c_str(), F_OK) != 0) {
+      CommandResult npm =
+          RunCommand(absl::StrCat("npm ci --prefix ", kWebDir, " --no-audit --no-fund --loglevel=error"));
+      ASSERT_EQ(npm.exit_code, 0) << npm.output;
+    }
+    server_ = new ServerProcess();
+    ASSERT_TRUE(server_->Start(DEBERTA_SERVER_BINARY, {"--model=demo", "--listen_address=127.0.0.1", "--port=0",
+                                                       "--metrics_port=-1", "--http_port=0", "--threads=1"}));
+    const std::string banner = server_->ReadLine();
+    ASSERT_TRUE(ParseBannerHttpPort(banner, &http_port_)) << banner;
+    base_ = absl::StrCat("http://127.0.0.1:", http_port_);
+  }
+  static void TearDownTestSuite() {
+    server_->Signal(SIGTERM);
+    server_->Wait();
+    delete server_;
+  }
+
+  static json PostJson(const std::string& path, const std::string& body) {
+    CommandResult curl = RunCommand(absl::StrCat("curl -sf -X POST --data-raw '", body, "' ", base_, path));
+    EXPECT_EQ(curl.exit_code, 0) << curl.output;
+    return json::parse(curl.output, nullptr, /*allow_exceptions=*/false);
+  }
+
+  static ServerProcess* server_;
+  static int http_port_;
+  static std::string base_;
+};
+
+ServerProcess* WebTest::server_ = nullptr;
+int WebTest::http_port_ = 0;
+std::string WebTest::base_;
+
+TEST_F(WebTest, OpenApiDocumentPassesTheValidatorAndABrokenCopyDoesNot) {
+  CommandResult valid =
+      RunCommand(absl::StrCat("node ", kWebDir, "/validate_openapi.mjs ", base_, "/v1/openapi.json"));
+  EXPECT_EQ(valid.exit_code, 0) << valid.output;
+  // The six RPCs, two probes and the document itself.
+  EXPECT_THAT(valid.output, HasSubstr("valid: 9 paths"));
+
+  // The same document with a reference to a schema that does not exist.
+  CommandResult served = RunCommand(absl::StrCat("curl -sf ", base_, "/v1/openapi.json"));
+  ASSERT_EQ(served.exit_code, 0);
+  json document = json::parse(served.output);
+  document["paths"]["/v1/classify"]["post"]["requestBody"]["content"]["application/json"]["schema"]["$ref"] =
+      "#/components/schemas/NoSuchMessage";
+  const std::string broken = absl::StrCat(::testing::TempDir(), "/openapi-broken-", getpid(), ".json");
+  std::ofstream(broken) << document.dump();
+  CommandResult invalid = RunCommand(absl::StrCat("node ", kWebDir, "/validate_openapi.mjs ", broken));
+  EXPECT_EQ(invalid.exit_code, 1) << invalid.output;
+  EXPECT_THAT(invalid.output, HasSubstr("NoSuchMessage"));
+  std::remove(broken.c_str());
+}
+
+TEST_F(WebTest, TryItPageRendersWhatTheApiAnswers) {
+  const std::string classify_text = "the quick brown fox";
+  const std::string fill_mask_text = "the quick [MASK] fox";
+  const std::string screenshot = std::string(CMAKE_BINARY_DIR) + "/try-it.png";
+  CommandResult browser = RunCommand(absl::StrCat("node ", kWebDir, "/try_it_page.mjs ", base_, " '",
+                                                  classify_text, "' '", fill_mask_text, "' ", screenshot));
+  ASSERT_EQ(browser.exit_code, 0) << browser.output;
+  const json page = json::parse(browser.output.substr(browser.output.rfind("\n{") + 1), nullptr, false);
+  ASSERT_FALSE(page.is_discarded()) << browser.output;
+  EXPECT_TRUE(page["problems"].empty()) << page["problems"].dump();
+
+  const json model = PostJson("/v1/model", "{}");
+  EXPECT_EQ(page["model"][0], json({"Model", model["modelName"]}));
+  EXPECT_EQ(page["model"][8], json({"Tokenizer", model["tokenizer"]}));
+
+  // Classify: one row per label, in the API's order, its probability to
+  // four places and a bar as wide as the probability.
+  const json classify = PostJson("/v1/classify", absl::StrCat(R"({"sequences": [{"text": ")", classify_text, R"("}]})"));
+  const json& labels = classify["results"][0]["labels"];
+  ASSERT_EQ(page["classify"].size(), labels.size());
+  for (size_t i = 0; i < labels.size(); ++i) {
+    const double probability = labels[i]["probability"].get<double>();
+    EXPECT_EQ(page["classify"][i],
+              json({labels[i]["label"], std::to_string(labels[i]["labelId"].get<int>()),
+                    absl::StrFormat("%.4f", probability), ""}));
+    const double width = std::stod(page["classifyBars"][i].get<std::string>());
+    EXPECT_NEAR(width, probability * 100, 1e-3);
+  }
+
+  // Fill-mask with top 3: a row per candidate, ranked as the API ranks them.
+  const json fill = PostJson(
+      "/v1/fill-mask", absl::StrCat(R"({"sequences": [{"sequence": {"text": ")", fill_mask_text, R"("}}], "topK": 3})"));
+  std::vector<json> expected;
+  for (const json& prediction : fill["results"][0]["predictions"]) {
+    int rank = 0;
+    for (const json& candidate : prediction["candidates"]) {
+      expected.push_back({std::to_string(prediction["position"].get<int>()), std::to_string(++rank),
+                          std::to_string(candidate["tokenId"].get<int>()), candidate["token"],
+                          absl::StrFormat("%.4f", candidate["probability"].get<double>()), ""});
+    }
+  }
+  ASSERT_EQ(expected.size(), 3u);
+  EXPECT_EQ(page["fillMask"], json(expected));
+  EXPECT_EQ(access(screenshot.c_str(), F_OK), 0) << screenshot;
+}
+
+TEST_F(WebTest, PageAndItsFilesCarryAStrictContentSecurityPolicy) {
+  for (const char* path : {"/", "/try-it.js", "/try-it.css"}) {
+    CommandResult head = RunCommand(absl::StrCat("curl -sf -D - -o /dev/null ", base_, path));
+    ASSERT_EQ(head.exit_code, 0) << path;
+    EXPECT_THAT(head.output, HasSubstr("Content-Security-Policy: default-src 'none'; script-src 'self';")) << path;
+    EXPECT_THAT(head.output, HasSubstr("X-Content-Type-Options: nosniff")) << path;
+  }
+}
+
+}  // namespace
+}  // namespace deberta::testing
