@@ -1,0 +1,70 @@
+// Command deberta-go-example calls deberta-serve over gRPC from Go with the
+// stubs generated from proto/deberta/serving/v1/inference.proto (its
+// go_package option): the model's description, a classification and a
+// fill-mask of one text. Each answer is printed on its own line as
+// "<method> <JSON>", in protobuf's JSON mapping with zero values included.
+// A failed call is printed as "<method>: <code>: <message>" on standard
+// error, with exit code 1.
+//
+//	deberta-go-example -server=localhost:50051 -text="Paris is the [MASK] of France."
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"time"
+
+	servingv1 "github.com/deberta-serve/deberta-serve/clients/go/servingv1"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/proto"
+)
+
+func main() {
+	server := flag.String("server", "localhost:50051", "the server's gRPC address")
+	text := flag.String("text", "Paris is the [MASK] of France.", "the text to classify and fill in")
+	deadline := flag.Duration("deadline", 10*time.Second, "the deadline of each call")
+	flag.Parse()
+
+	// Plaintext, as the demo server listens; use grpc.WithTransportCredentials
+	// with credentials.NewClientTLSFromFile for a server with --tls_cert.
+	conn, err := grpc.Dial(*server, grpc.WithInsecure())
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "dial %s: %v\n", *server, err)
+		os.Exit(3)
+	}
+	defer conn.Close()
+	client := servingv1.NewInferenceServiceClient(conn)
+
+	call := func(method string, do func(ctx context.Context) (proto.Message, error)) {
+		ctx, cancel := context.WithTimeout(context.Background(), *deadline)
+		defer cancel()
+		answer, err := do(ctx)
+		if err != nil {
+			failed := status.Convert(err)
+			fmt.Fprintf(os.Stderr, "%s: %s: %s\n", method, failed.Code(), failed.Message())
+			os.Exit(1)
+		}
+		json, err := protojson.MarshalOptions{EmitUnpopulated: true}.Marshal(answer)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "%s: %v\n", method, err)
+			os.Exit(1)
+		}
+		fmt.Printf("%s %s\n", method, json)
+	}
+
+	sequence := &servingv1.Sequence{Text: *text}
+	call("GetModelInfo", func(ctx context.Context) (proto.Message, error) {
+		return client.GetModelInfo(ctx, &servingv1.GetModelInfoRequest{})
+	})
+	call("Classify", func(ctx context.Context) (proto.Message, error) {
+		return client.Classify(ctx, &servingv1.ClassifyRequest{Sequences: []*servingv1.Sequence{sequence}, TopK: 2})
+	})
+	call("FillMask", func(ctx context.Context) (proto.Message, error) {
+		return client.FillMask(ctx, &servingv1.FillMaskRequest{
+			Sequences: []*servingv1.FillMaskSequence{{Sequence: sequence}}, TopK: 3})
+	})
+}
