@@ -71,14 +71,21 @@ std::string FormatAccessRecord(const AccessRecord& r, AccessLogFormat format) {
                            {"total_ms", Millis(r.total)},
                            {"peer", r.peer},
                            {"traceparent", r.traceparent}};
+    if (!r.payload.empty()) {
+      // Nested as JSON (it is protobuf's JSON mapping of the request).
+      nlohmann::json payload = nlohmann::json::parse(r.payload, nullptr, /*allow_exceptions=*/false);
+      line["payload"] = payload.is_discarded() ? nlohmann::json(r.payload) : std::move(payload);
+    }
     // Invalid UTF-8 from a client is replaced, never thrown on.
     return line.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   }
-  return absl::StrFormat(
+  std::string line = absl::StrFormat(
       "%s %s %s request_id=%s code=%s sequences=%d tokens=%d queue_ms=%.3f inference_ms=%.3f total_ms=%.3f "
       "peer=%s traceparent=%s",
       time, ProtocolName(r.protocol), r.method, TextValue(r.request_id), code, r.sequences, r.tokens, Millis(r.queue),
       Millis(r.inference), Millis(r.total), TextValue(r.peer), TextValue(r.traceparent));
+  if (!r.payload.empty()) absl::StrAppend(&line, " payload=", TextValue(r.payload));
+  return line;
 }
 
 AccessLog::AccessLog(AccessLogFormat format, std::ostream* out) : format_(format), out_(out) {}

@@ -2,8 +2,8 @@
 // request id, method, protocol, status code, sequences, tokens, queue,
 // inference and total milliseconds, the peer, and a W3C `traceparent`
 // received with the call, so that traces correlate without a tracing SDK.
-// Lines never carry token ids or text. Written whole under a lock, to
-// standard output by default.
+// Lines never carry token ids or text unless --log_payloads adds the
+// request itself. Written whole under a lock, to standard output by default.
 #ifndef DEBERTA_SERVICE_ACCESS_LOG_H_
 #define DEBERTA_SERVICE_ACCESS_LOG_H_
 
@@ -39,6 +39,9 @@ struct AccessRecord {
   absl::Duration total;
   std::string peer;
   std::string traceparent;  // Empty unless well-formed.
+  // The request message in protobuf's JSON mapping, only with
+  // --log_payloads (it carries token ids and text); empty otherwise.
+  std::string payload;
 };
 
 // `value` if it is a well-formed W3C traceparent ("00-<32 hex>-<16 hex>-<2

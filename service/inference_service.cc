@@ -1,6 +1,8 @@
 // gRPC handlers: build tasks, schedule them, answer after the last one.
 #include "service/inference_service.h"
 
+#include <google/protobuf/util/json_util.h>
+
 #include <memory>
 #include <optional>
 
@@ -69,6 +71,7 @@ absl::Status InferenceServiceImpl::Authorize(const grpc::CallbackServerContext& 
 }
 
 AccessRecord InferenceServiceImpl::LogStart(const grpc::CallbackServerContext& context,
+                                            const google::protobuf::Message& request,
                                             const std::string& request_id) const {
   AccessRecord log;
   const auto& metadata = context.client_metadata();
@@ -87,13 +90,19 @@ AccessRecord InferenceServiceImpl::LogStart(const grpc::CallbackServerContext& c
   log.peer = peer;
   log.traceparent = ValidTraceparent(value("traceparent"));
   if (std::string http_peer = value(kHttpPeerMetadata); in_process && !http_peer.empty()) log.peer = http_peer;
+  if (options_.log_payloads) {
+    google::protobuf::util::JsonPrintOptions json;
+    json.always_print_primitive_fields = true;
+    (void)google::protobuf::util::MessageToJsonString(request, &log.payload, json);
+  }
   return log;
 }
 
 InferenceCall* InferenceServiceImpl::StartCall(Endpoint endpoint, grpc::CallbackServerContext* context,
+                                               const google::protobuf::Message& request,
                                                const std::string& request_id, bool* accepted) {
   const absl::Time deadline = absl::FromChrono(context->deadline());
-  AccessRecord log = LogStart(*context, request_id);
+  AccessRecord log = LogStart(*context, request, request_id);
   if (absl::Status auth = Authorize(*context); !auth.ok()) {
     *accepted = false;
     auto* call = new InferenceCall(endpoint, deadline, metrics_, /*on_done=*/nullptr, options_.access_log,
@@ -167,7 +176,7 @@ grpc::ServerUnaryReactor* InferenceServiceImpl::Classify(grpc::CallbackServerCon
                                                          pb::ClassifyResponse* response) {
   response->set_request_id(request->request_id());
   bool accepted = false;
-  InferenceCall* call = StartCall(Endpoint::kClassify, context, request->request_id(), &accepted);
+  InferenceCall* call = StartCall(Endpoint::kClassify, context, *request, request->request_id(), &accepted);
   if (!accepted) return call;
   absl::StatusOr<ClassifyTasks> built = BuildClassifyTasks(*request, info_, requests_);
   if (!built.ok()) return Reject(call, built.status());
@@ -189,7 +198,7 @@ grpc::ServerUnaryReactor* InferenceServiceImpl::FillMask(grpc::CallbackServerCon
                                                          pb::FillMaskResponse* response) {
   response->set_request_id(request->request_id());
   bool accepted = false;
-  InferenceCall* call = StartCall(Endpoint::kFillMask, context, request->request_id(), &accepted);
+  InferenceCall* call = StartCall(Endpoint::kFillMask, context, *request, request->request_id(), &accepted);
   if (!accepted) return call;
   absl::StatusOr<std::vector<std::unique_ptr<BatchTask>>> tasks =
       BuildFillMaskTasks(*request, info_, requests_);
@@ -213,7 +222,7 @@ grpc::ServerUnaryReactor* InferenceServiceImpl::ZeroShotClassify(grpc::CallbackS
                                                                  pb::ZeroShotClassifyResponse* response) {
   response->set_request_id(request->request_id());
   bool accepted = false;
-  InferenceCall* call = StartCall(Endpoint::kZeroShotClassify, context, request->request_id(), &accepted);
+  InferenceCall* call = StartCall(Endpoint::kZeroShotClassify, context, *request, request->request_id(), &accepted);
   if (!accepted) return call;
   absl::StatusOr<ZeroShotTasks> built = BuildZeroShotTasks(*request, info_, requests_);
   if (!built.ok()) return Reject(call, built.status());
@@ -234,11 +243,11 @@ grpc::ServerUnaryReactor* InferenceServiceImpl::ZeroShotClassify(grpc::CallbackS
 }
 
 grpc::ServerUnaryReactor* InferenceServiceImpl::GetModelInfo(grpc::CallbackServerContext* context,
-                                                             const pb::GetModelInfoRequest*,
+                                                             const pb::GetModelInfoRequest* request,
                                                              pb::ModelInfo* response) {
   const absl::Time start = absl::Now();
   if (absl::Status auth = Authorize(*context); !auth.ok()) {
-    return AnswerNow(context, Endpoint::kGetModelInfo, start, auth);
+    return AnswerNow(context, Endpoint::kGetModelInfo, *request, start, auth);
   }
   response->set_model_name(info_.name);
   response->set_model_type(info_.model_type);
@@ -261,13 +270,13 @@ grpc::ServerUnaryReactor* InferenceServiceImpl::GetModelInfo(grpc::CallbackServe
   response->set_problem_type(info_.problem_type);
   response->set_tokenizer(requests_.tokenizer != nullptr ? requests_.tokenizer->kind() : "");
   response->set_tokenizer_vocab_size(requests_.tokenizer != nullptr ? requests_.tokenizer->vocab_size() : 0);
-  return AnswerNow(context, Endpoint::kGetModelInfo, start, absl::OkStatus());
+  return AnswerNow(context, Endpoint::kGetModelInfo, *request, start, absl::OkStatus());
 }
 
 grpc::ServerUnaryReactor* InferenceServiceImpl::AnswerNow(grpc::CallbackServerContext* context,
-                                                          Endpoint endpoint, absl::Time start,
-                                                          const absl::Status& status) {
-  AccessRecord log = LogStart(*context, "");
+                                                          Endpoint endpoint, const google::protobuf::Message& request,
+                                                          absl::Time start, const absl::Status& status) {
+  AccessRecord log = LogStart(*context, request, "");
   if (metrics_) {
     if (absl::IsUnauthenticated(status)) metrics_->RecordRejection(RejectionReason::kUnauthenticated);
     metrics_->RecordRequest(endpoint, log.protocol, status.code(), absl::Now() - start);
@@ -284,20 +293,22 @@ grpc::ServerUnaryReactor* InferenceServiceImpl::Tokenize(grpc::CallbackServerCon
                                                          const pb::TokenizeRequest* request,
                                                          pb::TokenizeResponse* response) {
   const absl::Time start = absl::Now();
-  if (absl::Status auth = Authorize(*context); !auth.ok()) return AnswerNow(context, Endpoint::kTokenize, start, auth);
+  if (absl::Status auth = Authorize(*context); !auth.ok()) {
+    return AnswerNow(context, Endpoint::kTokenize, *request, start, auth);
+  }
   const model::Tokenizer* tokenizer = requests_.tokenizer;
   if (tokenizer == nullptr) {
-    return AnswerNow(context, Endpoint::kTokenize, start,
+    return AnswerNow(context, Endpoint::kTokenize, *request, start,
                      absl::FailedPreconditionError("the served checkpoint has no tokenizer files"));
   }
   absl::StatusOr<TextLimits> limits =
       ResolveTextLimits(request->truncation(), request->max_length(), info_, requests_);
-  if (!limits.ok()) return AnswerNow(context, Endpoint::kTokenize, start, limits.status());
+  if (!limits.ok()) return AnswerNow(context, Endpoint::kTokenize, *request, start, limits.status());
   std::optional<absl::string_view> pair;
   if (request->has_text_pair()) pair = request->text_pair();
   absl::StatusOr<model::EncodedText> encoded =
       model::EncodeText(*tokenizer, request->text(), pair, limits->max_length, limits->truncation);
-  if (!encoded.ok()) return AnswerNow(context, Endpoint::kTokenize, start, encoded.status());
+  if (!encoded.ok()) return AnswerNow(context, Endpoint::kTokenize, *request, start, encoded.status());
   for (int32_t id : encoded->input_ids) {
     response->add_token_ids(id);
     const model::SpecialTokens& special = tokenizer->special_tokens();
@@ -314,7 +325,7 @@ grpc::ServerUnaryReactor* InferenceServiceImpl::Tokenize(grpc::CallbackServerCon
   }
   response->set_truncated(encoded->truncated);
   response->set_full_length(static_cast<int32_t>(encoded->full_length));
-  return AnswerNow(context, Endpoint::kTokenize, start, absl::OkStatus());
+  return AnswerNow(context, Endpoint::kTokenize, *request, start, absl::OkStatus());
 }
 
 grpc::ServerUnaryReactor* InferenceServiceImpl::Detokenize(grpc::CallbackServerContext* context,
@@ -322,16 +333,16 @@ grpc::ServerUnaryReactor* InferenceServiceImpl::Detokenize(grpc::CallbackServerC
                                                            pb::DetokenizeResponse* response) {
   const absl::Time start = absl::Now();
   if (absl::Status auth = Authorize(*context); !auth.ok()) {
-    return AnswerNow(context, Endpoint::kDetokenize, start, auth);
+    return AnswerNow(context, Endpoint::kDetokenize, *request, start, auth);
   }
   if (requests_.tokenizer == nullptr) {
-    return AnswerNow(context, Endpoint::kDetokenize, start,
+    return AnswerNow(context, Endpoint::kDetokenize, *request, start,
                      absl::FailedPreconditionError("the served checkpoint has no tokenizer files"));
   }
   const std::vector<int32_t> ids(request->token_ids().begin(), request->token_ids().end());
   absl::StatusOr<std::string> text = requests_.tokenizer->Decode(ids);
   if (text.ok()) response->set_text(*text);
-  return AnswerNow(context, Endpoint::kDetokenize, start, text.status());
+  return AnswerNow(context, Endpoint::kDetokenize, *request, start, text.status());
 }
 
 }  // namespace deberta::service

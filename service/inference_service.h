@@ -40,8 +40,10 @@ class InferenceServiceImpl final : public serving::v1::InferenceService::Callbac
     // When set, every call needs `authorization: Bearer <key>` with one of
     // these keys (borrowed; outlives the service).
     const ApiKeys* api_keys = nullptr;
-    // One line per request when set (borrowed).
+    // One line per request when set (borrowed); with `log_payloads` the
+    // line carries the request message too.
     AccessLog* access_log = nullptr;
+    bool log_payloads = false;
   };
 
   InferenceServiceImpl(const model::ModelInfo& info, const Options& options, Batcher* batcher,
@@ -83,17 +85,20 @@ class InferenceServiceImpl final : public serving::v1::InferenceService::Callbac
   void CallDone();
   // A new call, accepted (counted until its OnDone) or, while draining,
   // already answered Unavailable; `accepted` says which.
-  InferenceCall* StartCall(Endpoint endpoint, grpc::CallbackServerContext* context, const std::string& request_id,
-                           bool* accepted);
+  InferenceCall* StartCall(Endpoint endpoint, grpc::CallbackServerContext* context,
+                           const google::protobuf::Message& request, const std::string& request_id, bool* accepted);
   // The start of a call's access-log line: its protocol (always, for the
-  // metrics), and with the access log on the request id, peer, traceparent.
-  AccessRecord LogStart(const grpc::CallbackServerContext& context, const std::string& request_id) const;
+  // metrics), and with the access log on the request id, peer, traceparent
+  // (and `request` itself with log_payloads).
+  AccessRecord LogStart(const grpc::CallbackServerContext& context, const google::protobuf::Message& request,
+                        const std::string& request_id) const;
   // Answers a request that failed its checks; returns the call.
   InferenceCall* Reject(InferenceCall* call, const absl::Status& invalid);
   // Answers an RPC that needs no batcher (model info, tokenization) with
   // `status`, recording it.
   grpc::ServerUnaryReactor* AnswerNow(grpc::CallbackServerContext* context, Endpoint endpoint,
-                                      absl::Time start, const absl::Status& status);
+                                      const google::protobuf::Message& request, absl::Time start,
+                                      const absl::Status& status);
   // Schedules `tasks`, each of which writes its result with `write`; the
   // call is answered after the last task, or at once if scheduling fails.
   // When every task succeeded, `complete` (if set) runs first, on the

@@ -88,6 +88,7 @@ absl::Status Server::Start() {
   if (config_.access_log != AccessLogFormat::kOff) {
     access_log_ = std::make_unique<AccessLog>(config_.access_log, config_.access_log_out);
     config_.service.access_log = access_log_.get();
+    config_.service.log_payloads = config_.log_payloads;
   }
   metrics_.SetBuildInfo({{"version", config_.service.server_version},
                          {"model", info.name},

@@ -38,7 +38,9 @@ ABSL_FLAG(absl::Duration, credentials_reload_interval, absl::Seconds(10),
           "How often TLS files and the API keys file are checked for changes");
 ABSL_FLAG(std::string, access_log, "off",
           "One line per request on stdout: off, text or json (request id, method, code, sizes, times, peer, "
-          "traceparent; never token ids or text)");
+          "traceparent; token ids and text only with --log_payloads)");
+ABSL_FLAG(bool, log_payloads, false,
+          "With --access_log: add each request (token ids and text, in protobuf's JSON mapping) to its line");
 ABSL_FLAG(int64_t, max_batch_size, 32, "Most sequences per batch");
 ABSL_FLAG(int64_t, max_batch_tokens, 8192, "Most padded tokens (sequences x longest) per batch");
 ABSL_FLAG(absl::Duration, batch_timeout, absl::ZeroDuration(),
@@ -93,6 +95,7 @@ absl::StatusOr<ServerConfig> ServerConfigFromFlags(const model::EngineOptions& e
   absl::StatusOr<AccessLogFormat> access_log = ParseAccessLogFormat(absl::GetFlag(FLAGS_access_log));
   if (!access_log.ok()) return access_log.status();
   config.access_log = *access_log;
+  config.log_payloads = absl::GetFlag(FLAGS_log_payloads);
   SecurityConfig& security = config.security;
   security.tls_cert = absl::GetFlag(FLAGS_tls_cert);
   security.tls_key = absl::GetFlag(FLAGS_tls_key);

@@ -1,6 +1,7 @@
 // Access log: the line formats (text and JSON, client values escaped, a
 // traceparent kept only when well-formed), and one line per request from a
-// server over the FakeEngine with what happened to it and no payload.
+// server over the FakeEngine with what happened to it and no payload unless
+// --log_payloads is set (which needs the access log).
 #include "service/access_log.h"
 
 #include <gmock/gmock.h>
@@ -10,12 +11,14 @@
 #include <sstream>
 
 #include "absl/strings/str_split.h"
+#include "service/server_config.h"
 #include "tests/testing/fake_engine.h"
 #include "tests/testing/test_server.h"
 
 namespace deberta::service {
 namespace {
 
+using ::testing::EndsWith;
 using ::testing::HasSubstr;
 using ::testing::Not;
 
@@ -96,6 +99,53 @@ TEST(AccessLogTest, TheServerWritesOneLinePerRequestWithoutPayload) {
   EXPECT_EQ(rejected["code"], "INVALID_ARGUMENT");
   EXPECT_EQ(rejected["traceparent"], "");
   EXPECT_EQ(nlohmann::json::parse(lines[2])["method"], "get_model_info");
+}
+
+// Two servers, one without --log_payloads and one with: only the second's
+// lines carry the request (its token ids), nested as JSON.
+TEST(AccessLogTest, PayloadsOnlyWithLogPayloads) {
+  for (bool log_payloads : {false, true}) {
+    std::ostringstream out;
+    ServerConfig config;
+    config.access_log = AccessLogFormat::kJson;
+    config.access_log_out = &out;
+    config.log_payloads = log_payloads;
+    auto server = testing::StartTestServer(std::make_unique<testing::FakeEngine>(), config);
+    ASSERT_TRUE(server.ok()) << server.status();
+    serving::v1::ClassifyRequest request;
+    request.set_request_id("req-9");
+    for (int id : {1, 61, 62, 2}) request.add_sequences()->add_token_ids(id);
+    serving::v1::ClassifyResponse response;
+    auto context = testing::ContextWithDeadline(5);
+    ASSERT_TRUE((*server)->stub->Classify(context.get(), request, &response).ok());
+
+    const std::vector<std::string> lines = absl::StrSplit(out.str(), '\n', absl::SkipEmpty());
+    ASSERT_EQ(lines.size(), 1u) << out.str();
+    const auto line = nlohmann::json::parse(lines[0]);
+    if (!log_payloads) {
+      EXPECT_FALSE(line.contains("payload")) << lines[0];
+      EXPECT_THAT(lines[0], Not(HasSubstr("61")));
+      continue;
+    }
+    EXPECT_EQ(line["payload"]["requestId"], "req-9") << lines[0];
+    EXPECT_EQ(line["payload"]["sequences"][1]["tokenIds"], nlohmann::json::parse("[61]")) << lines[0];
+  }
+}
+
+TEST(AccessLogTest, TextLinesEndWithThePayloadEscaped) {
+  AccessRecord record;
+  record.payload = R"({"text":"a b"})";
+  EXPECT_THAT(FormatAccessRecord(record, AccessLogFormat::kText), EndsWith(R"( payload="{\"text\":\"a b\"}")"));
+}
+
+TEST(AccessLogTest, LogPayloadsNeedsTheAccessLog) {
+  ServerConfig config;
+  config.log_payloads = true;
+  const absl::Status status = config.Validate();
+  EXPECT_TRUE(absl::IsInvalidArgument(status)) << status;
+  EXPECT_THAT(std::string(status.message()), HasSubstr("--log_payloads needs --access_log"));
+  config.access_log = AccessLogFormat::kText;
+  EXPECT_TRUE(config.Validate().ok());
 }
 
 }  // namespace
