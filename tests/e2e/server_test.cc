@@ -1,8 +1,10 @@
 // End-to-end over loopback with the demo model: health, model info,
 // classify and fill-mask answers equal the engine's own, many concurrent
-// clients each get their own answer, the bad-input table, and a /metrics
-// scrape. One server for the whole suite.
+// clients each get their own answer, the bad-input table, the same answers
+// over HTTP/JSON as over gRPC, and a /metrics scrape. One server for the
+// whole suite.
 #include <gmock/gmock.h>
+#include <google/protobuf/util/json_util.h>
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -14,6 +16,7 @@
 #include "service/status_util.h"
 #include "tests/testing/test_server.h"
 #include "tests/testing/http_get.h"
+#include "tests/testing/run_command.h"
 
 namespace deberta::testing {
 namespace {
@@ -53,6 +56,7 @@ class DemoServerTest : public ::testing::Test {
   static void SetUpTestSuite() {
     service::ServerConfig config;
     config.metrics_port = 0;
+    config.http_port = 0;
     config.max_message_bytes = kMaxMessageBytes;
     config.service.requests.max_sequences_per_request = kMaxSequencesPerRequest;
     config.service.special_tokens = {model::kDemoPadId, model::kDemoClsId, model::kDemoSepId,
@@ -384,6 +388,53 @@ TEST_F(DemoServerTest, LargestFillMaskWithinTheLimitsIsAnsweredInFull) {
     ASSERT_EQ(result.predictions_size(), 512);
     for (const pb::MaskPrediction& p : result.predictions()) ASSERT_EQ(p.candidates_size(), 24);
   }
+}
+
+// The same request over HTTP/JSON (curl) and gRPC: the HTTP body is byte for
+// byte the gRPC answer in protobuf's JSON mapping.
+TEST_F(DemoServerTest, HttpAndGrpcAnswersAreIdentical) {
+  const int http_port = server_->server->http_port();
+  ASSERT_GT(http_port, 0);
+  auto post = [http_port](const std::string& path, const google::protobuf::Message& request) {
+    std::string body;
+    EXPECT_TRUE(google::protobuf::util::MessageToJsonString(request, &body).ok());
+    CommandResult curl = RunCommand(absl::StrCat("curl -sf -X POST --data-raw '", body, "' http://127.0.0.1:",
+                                                 http_port, path));
+    EXPECT_EQ(curl.exit_code, 0) << path << ": " << curl.output;
+    return curl.output;
+  };
+  auto json = [](const google::protobuf::Message& message) {
+    google::protobuf::util::JsonPrintOptions options;
+    options.always_print_primitive_fields = true;
+    std::string text;
+    EXPECT_TRUE(google::protobuf::util::MessageToJsonString(message, &text, options).ok());
+    return text;
+  };
+
+  pb::ClassifyRequest classify;
+  classify.set_request_id("same-1");
+  *classify.add_sequences() = ToProto(DemoTokens(3, 12));
+  *classify.add_sequences() = ToProto(DemoTokens(4, 30));
+  pb::ClassifyResponse classified;
+  auto context = ContextWithDeadline();
+  ASSERT_TRUE(server_->stub->Classify(context.get(), classify, &classified).ok());
+  EXPECT_EQ(post("/v1/classify", classify), json(classified));
+
+  pb::FillMaskRequest fill;
+  fill.set_top_k(4);
+  std::vector<int32_t> tokens = DemoTokens(5, 16);
+  tokens[3] = tokens[9] = model::kDemoMaskId;
+  *fill.add_sequences()->mutable_sequence() = ToProto(tokens);
+  pb::FillMaskResponse filled;
+  auto fill_context = ContextWithDeadline();
+  ASSERT_TRUE(server_->stub->FillMask(fill_context.get(), fill, &filled).ok());
+  ASSERT_EQ(filled.results(0).predictions_size(), 2);
+  EXPECT_EQ(post("/v1/fill-mask", fill), json(filled));
+
+  pb::ModelInfo info;
+  auto info_context = ContextWithDeadline();
+  ASSERT_TRUE(server_->stub->GetModelInfo(info_context.get(), pb::GetModelInfoRequest(), &info).ok());
+  EXPECT_EQ(post("/v1/model", pb::GetModelInfoRequest()), json(info));
 }
 
 TEST_F(DemoServerTest, MetricsScrapeShowsTheTraffic) {
