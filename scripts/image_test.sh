@@ -8,41 +8,19 @@
 # `debootstrap --variant=minbase bookworm` from the mirror in this machine's
 # apt sources and imported under the name docker/Dockerfile uses. Every
 # podman setting comes from docker/podman/ (CONTAINERS_CONF,
-# CONTAINERS_STORAGE_CONF); images live under $IMAGE_TEST_ROOT.
+# CONTAINERS_STORAGE_CONF); images live under $IMAGE_TEST_ROOT
+# (scripts/podman_env.sh).
 #
 #   scripts/image_test.sh          (debootstrap and podman run as root; sudo otherwise)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if [[ $(id -u) -ne 0 ]]; then exec sudo -E "$0" "$@"; fi
 
-ROOT=${IMAGE_TEST_ROOT:-$PWD/build/podman}
 BASE_IMAGE=docker.io/library/debian:bookworm-slim
 IMAGE=localhost/deberta-serve:cpu
 NAME=deberta-image-test-$$
-mkdir -p "$ROOT"
-sed "s|@ROOT@|$ROOT|g" docker/podman/storage.conf.in >"$ROOT/storage.conf"
-export CONTAINERS_CONF=$PWD/docker/podman/containers.conf
-export CONTAINERS_STORAGE_CONF=$ROOT/storage.conf
-
-# The Debian mirror this machine's apt uses (deb822 or one-line sources).
-mirror() {
-  local uri
-  uri=$(grep -hs '^URIs:' /etc/apt/sources.list.d/*.sources | awk '{print $2}' | grep -v security | head -1)
-  [ -z "$uri" ] && uri=$(grep -hs '^deb ' /etc/apt/sources.list /etc/apt/sources.list.d/*.list |
-                         awk '{print $2}' | grep -v security | head -1)
-  echo "${uri:-http://deb.debian.org/debian}"
-}
-
-if ! podman image exists "$BASE_IMAGE"; then
-  rootfs=$ROOT/rootfs
-  rm -rf "$rootfs"
-  echo "image_test: debootstrap bookworm from $(mirror)"
-  debootstrap --variant=minbase bookworm "$rootfs" "$(mirror)" >"$ROOT/debootstrap.log" 2>&1 ||
-    { tail -20 "$ROOT/debootstrap.log"; exit 1; }
-  rm -rf "$rootfs"/var/cache/apt/archives/*.deb "$rootfs"/var/lib/apt/lists/*
-  tar -C "$rootfs" -c . | podman import - "$BASE_IMAGE" >/dev/null
-  rm -rf "$rootfs"
-fi
+source scripts/podman_env.sh
+debian_base_image bookworm "$BASE_IMAGE"
 
 echo "image_test: building $IMAGE"
 podman build --network host --pull=never -f docker/Dockerfile -t "$IMAGE" . >"$ROOT/build.log" 2>&1 ||

@@ -4,9 +4,8 @@
 # UndefinedBehaviorSanitizer, and run; any report fails. Called by
 # scripts/test.sh; runs alone too (after scripts/install_deps.sh).
 #
-# ThreadSanitizer is not run: Debian's abseil and gRPC are not built with
-# it, so absl::Mutex's synchronization is invisible to it and every
-# lock-protected access would be reported.
+# ThreadSanitizer runs in its own build (scripts/tsan.sh), with an
+# instrumented abseil.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD_DIR=${SANITIZE_BUILD_DIR:-build-asan}

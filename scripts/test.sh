@@ -1,17 +1,30 @@
 #!/usr/bin/env bash
 # Installs the dependencies, builds everything and runs every test: the
 # CTest suites (model, service, e2e, deploy, integration), the service tests
-# again under ASan + UBSan (scripts/sanitize.sh), the libFuzzer targets for
-# a bounded time each (scripts/fuzz.sh), then the CPU container
-# image built with podman and run (scripts/image_test.sh).
+# again under ASan + UBSan (scripts/sanitize.sh) and under ThreadSanitizer
+# (scripts/tsan.sh), the libFuzzer targets for a bounded time each
+# (scripts/fuzz.sh), the CPU container image built with podman and run
+# (scripts/image_test.sh), then the whole project built and tested against
+# Debian 13's LibTorch 2.6 in a container (scripts/libtorch2_test.sh).
+# Each stage's time is printed at its end.
 # This is the README's test command and what CI runs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/install_deps.sh
 BUILD_DIR=${BUILD_DIR:-build}
-cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release -DDEBERTA_WERROR=ON
-cmake --build "$BUILD_DIR" -j "$(nproc)"
-ctest --test-dir "$BUILD_DIR" --output-on-failure -j "$(nproc)"
-SANITIZE_BUILD_DIR="$BUILD_DIR-asan" bash scripts/sanitize.sh
-FUZZ_BUILD_DIR="$BUILD_DIR-fuzz" bash scripts/fuzz.sh
-IMAGE_TEST_ROOT="$PWD/$BUILD_DIR/podman" bash scripts/image_test.sh
+
+stage() {
+  local name=$1 started=$SECONDS
+  shift
+  "$@"
+  echo "test.sh: stage $name took $((SECONDS - started)) s"
+}
+
+stage install bash scripts/install_deps.sh
+stage configure cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release -DDEBERTA_WERROR=ON
+stage build cmake --build "$BUILD_DIR" -j "$(nproc)"
+stage ctest ctest --test-dir "$BUILD_DIR" --output-on-failure -j "$(nproc)"
+stage sanitize env SANITIZE_BUILD_DIR="$BUILD_DIR-asan" bash scripts/sanitize.sh
+stage tsan env TSAN_BUILD_DIR="$BUILD_DIR-tsan" bash scripts/tsan.sh
+stage fuzz env FUZZ_BUILD_DIR="$BUILD_DIR-fuzz" bash scripts/fuzz.sh
+stage image_test env IMAGE_TEST_ROOT="$PWD/$BUILD_DIR/podman" bash scripts/image_test.sh
+stage libtorch2_test env IMAGE_TEST_ROOT="$PWD/$BUILD_DIR/podman" bash scripts/libtorch2_test.sh
