@@ -11,14 +11,7 @@ sed "s|@ROOT@|$ROOT|g" docker/podman/storage.conf.in >"$ROOT/storage.conf"
 export CONTAINERS_CONF=$PWD/docker/podman/containers.conf
 export CONTAINERS_STORAGE_CONF=$ROOT/storage.conf
 
-# The Debian mirror this machine's apt uses (deb822 or one-line sources).
-mirror() {
-  local uri
-  uri=$(grep -hs '^URIs:' /etc/apt/sources.list.d/*.sources | awk '{print $2}' | grep -v security | head -1)
-  [ -z "$uri" ] && uri=$(grep -hs '^deb ' /etc/apt/sources.list /etc/apt/sources.list.d/*.list |
-                         awk '{print $2}' | grep -v security | head -1)
-  echo "${uri:-http://deb.debian.org/debian}"
-}
+source scripts/debian_mirror.sh
 
 # debian_base_image SUITE IMAGE [COMPONENTS]: imports a minimal Debian SUITE
 # root made with debootstrap as IMAGE, unless podman already has it. Its

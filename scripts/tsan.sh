@@ -22,13 +22,7 @@ upstream=${source_version%-*}
 abseil=$PWD/$BUILD_DIR/abseil
 mkdir -p "$abseil"
 
-mirror() {
-  local uri
-  uri=$(grep -hs '^URIs:' /etc/apt/sources.list.d/*.sources | awk '{print $2}' | grep -v security | head -1)
-  [ -z "$uri" ] && uri=$(grep -hs '^deb ' /etc/apt/sources.list /etc/apt/sources.list.d/*.list |
-                         awk '{print $2}' | grep -v security | head -1)
-  echo "${uri:-http://deb.debian.org/debian}"
-}
+source scripts/debian_mirror.sh
 
 if [[ ! -f $abseil/lib/.built-$source_version ]]; then
   echo "tsan: abseil $source_version from Debian's source package, built with -fsanitize=thread"
