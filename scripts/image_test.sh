@@ -37,21 +37,24 @@ podman run -d --init --network host --name "$NAME" "$IMAGE" \
 
 cli() { podman exec "$NAME" deberta-cli "$@" --server="127.0.0.1:$PORT"; }
 for _ in $(seq 120); do
-  if cli health 2>/dev/null | grep -qx SERVING; then break; fi
+  if cli health 2>/dev/null | grep -x SERVING >/dev/null; then break; fi
   if [ "$(podman inspect -f '{{.State.Running}}' "$NAME")" != true ]; then podman logs "$NAME"; exit 1; fi
   sleep 0.5
 done
-cli health | grep -qx "SERVING" || { echo "FAIL: not SERVING"; podman logs "$NAME"; exit 1; }
+cli health | grep -x "SERVING" >/dev/null || { echo "FAIL: not SERVING"; podman logs "$NAME"; exit 1; }
 echo "ok   health SERVING"
-cli health --health_service=deberta.serving.v1.InferenceService | grep -qx "SERVING"
+cli health --health_service=deberta.serving.v1.InferenceService | grep -x "SERVING" >/dev/null
 echo "ok   inference service SERVING"
-cli classify --sequences="1 17 42 99 2" --top_k=1 | tee "$ROOT/classify.out" | grep -q "sequence 0:  "
+cli classify --sequences="1 17 42 99 2" --top_k=1 | tee "$ROOT/classify.out" | grep "sequence 0:  " >/dev/null
 echo "ok   classify: $(tr '\n' ' ' <"$ROOT/classify.out" | cut -c1-120)"
-cli fill-mask --sequences="1 17 4 99 2" --top_k=3 | tee "$ROOT/fill.out" | grep -q "position 2"
+cli fill-mask --sequences="1 17 4 99 2" --top_k=3 | tee "$ROOT/fill.out" | grep "position 2" >/dev/null
 echo "ok   fill-mask: $(tr '\n' ' ' <"$ROOT/fill.out" | cut -c1-120)"
 [ "$(podman exec "$NAME" id -u)" = 10001 ] || { echo "FAIL: runs as root"; exit 1; }
 echo "ok   runs as uid 10001"
-curl -fs "http://127.0.0.1:$METRICS_PORT/metrics" | grep -q '^deberta_model_ready 1'
+# Fetched whole before grep: `curl | grep -q` fails under pipefail once the
+# page outgrows a pipe buffer (grep quits at the match, curl exits 23).
+metrics=$(curl -fs "http://127.0.0.1:$METRICS_PORT/metrics")
+grep -q '^deberta_model_ready 1' <<<"$metrics" || { echo "FAIL: deberta_model_ready is not 1"; exit 1; }
 echo "ok   /metrics served"
 
 podman stop --time 30 "$NAME" >/dev/null   # SIGTERM, through --init to the server.

@@ -57,7 +57,7 @@ cmake --build "$BUILD_DIR/project" -j "$(nproc)" --target service_tests
 export LD_LIBRARY_PATH=$abseil/lib
 export TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 suppressions=$PWD/scripts/tsan.supp"
 # The instrumented abseil must be the one loaded, or the run proves nothing.
-ldd "$BUILD_DIR/project/tests/service/service_tests" | grep -q "libabsl_synchronization.so.* => $abseil/lib/" ||
+ldd "$BUILD_DIR/project/tests/service/service_tests" | grep "libabsl_synchronization.so.* => $abseil/lib/" >/dev/null ||
   { echo "tsan: the instrumented abseil is not the one loaded" >&2; exit 1; }
 # The set-up itself: a race under an absl::Mutex is no race, one without is
 # reported (tests/tsan/mutex_visibility.cc).
