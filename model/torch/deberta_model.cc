@@ -112,13 +112,51 @@ at::Tensor DebertaNetworkImpl::MaskedLmHead(const at::Tensor& states) const {
 }
 
 
-std::map<std::string, at::Tensor> DebertaNetworkImpl::Trace(const NetworkInputs& inputs) const {
+namespace {
+
+// EMD's intermediates and the output that needs them.
+const char* const kEmdNames[] = {"emd_z_states", "emd_query_init", "emd_hidden_states.1", "emd_hidden_states.2",
+                                 "emd_final", "mlm_logits_emd"};
+
+}  // namespace
+
+std::set<std::string> DebertaNetworkImpl::TraceNames() const {
+  std::set<std::string> names{"last_hidden_state"};
+  for (int64_t k = 0; k <= config_.num_hidden_layers; ++k) names.insert(absl::StrCat("hidden_states.", k));
+  if (config_.relative_attention) names.insert({"relative_pos", "c2p_index", "rel_embeddings"});
+  if (classifier) names.insert({"pooled_output", "classifier_logits"});
+  if (lm_predictions) {
+    names.insert("mlm_logits_no_emd");
+    if (CanRunEmd()) names.insert(std::begin(kEmdNames), std::end(kEmdNames));
+  }
+  return names;
+}
+
+std::map<std::string, at::Tensor> DebertaNetworkImpl::Trace(const NetworkInputs& inputs,
+                                                           const std::set<std::string>* wanted) const {
+  const auto want = [wanted](const std::string& name) { return wanted == nullptr || wanted->count(name) > 0; };
+  const auto want_any = [&want](std::initializer_list<std::string> names) {
+    for (const std::string& name : names) {
+      if (want(name)) return true;
+    }
+    return false;
+  };
+  bool every_layer = wanted == nullptr;
+  for (int64_t k = 0; k <= config_.num_hidden_layers && !every_layer; ++k) {
+    every_layer = want(absl::StrCat("hidden_states.", k));
+  }
+  bool emd = false;
+  for (const char* name : kEmdNames) emd = emd || want(name);
+
   std::map<std::string, at::Tensor> trace;
   AttentionContext ctx = MakeAttentionContext(config_, inputs.mask);
-  std::vector<at::Tensor> states = Encode(inputs, ctx, /*keep_all=*/true);
-  for (size_t k = 0; k < states.size(); ++k) trace[absl::StrCat("hidden_states.", k)] = states[k];
-  trace["last_hidden_state"] = states.back();
-  if (config_.relative_attention) {
+  // Without every layer's states, Encode keeps the last two (EMD's input).
+  std::vector<at::Tensor> states = Encode(inputs, ctx, /*keep_all=*/every_layer);
+  if (every_layer) {
+    for (size_t k = 0; k < states.size(); ++k) trace[absl::StrCat("hidden_states.", k)] = states[k];
+  }
+  if (want("last_hidden_state")) trace["last_hidden_state"] = states.back();
+  if (config_.relative_attention && want_any({"relative_pos", "c2p_index", "rel_embeddings"})) {
     const int64_t length = inputs.input_ids.size(1);
     std::vector<int64_t> rel = RelativePositionTable(length, config_.position_buckets,
                                                      config_.MaxRelativePositions());
@@ -126,16 +164,16 @@ std::map<std::string, at::Tensor> DebertaNetworkImpl::Trace(const NetworkInputs&
     trace["c2p_index"] = (ctx.c2p_index + ctx.first_row).cpu();
     trace["rel_embeddings"] = deberta->encoder->relative_table();
   }
-  if (classifier) {
+  if (classifier && want_any({"pooled_output", "classifier_logits"})) {
     trace["pooled_output"] = pooler->forward(states.back());
     trace["classifier_logits"] = classifier->forward(trace["pooled_output"]);
   }
   if (lm_predictions) {
-    trace["mlm_logits_no_emd"] = lm_predictions->lm_head->forward(states.back());
-    if (CanRunEmd()) {
+    if (want("mlm_logits_no_emd")) trace["mlm_logits_no_emd"] = lm_predictions->lm_head->forward(states.back());
+    if (CanRunEmd() && emd) {
       at::Tensor final_states = EnhancedMaskDecoder(states[states.size() - 2], ctx, &trace);
       trace["emd_final"] = final_states;
-      trace["mlm_logits_emd"] = lm_predictions->lm_head->forward(final_states);
+      if (want("mlm_logits_emd")) trace["mlm_logits_emd"] = lm_predictions->lm_head->forward(final_states);
     }
   }
   return trace;

@@ -7,6 +7,7 @@
 #define DEBERTA_MODEL_TORCH_DEBERTA_MODEL_H_
 
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -73,7 +74,15 @@ class DebertaNetworkImpl : public torch::nn::Module {
   // rel_embeddings, pooled_output, classifier_logits, mlm_logits_no_emd,
   // emd_z_states, emd_query_init, emd_hidden_states.1/.2, emd_final,
   // mlm_logits_emd. For checking against a reference; slow.
-  std::map<std::string, at::Tensor> Trace(const NetworkInputs& inputs) const;
+  //
+  // With `wanted`, computes only what those names need (the encoder
+  // always; every layer's states, the heads and EMD only when asked) and
+  // returns those names and the intermediates computed on the way; names
+  // it does not know are ignored (TraceNames lists the known ones).
+  std::map<std::string, at::Tensor> Trace(const NetworkInputs& inputs,
+                                          const std::set<std::string>* wanted = nullptr) const;
+  // The names Trace returns for this network, without running it.
+  std::set<std::string> TraceNames() const;
 
   const DebertaConfig& config() const { return config_; }
   const NetworkParts& parts() const { return parts_; }

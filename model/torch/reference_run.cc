@@ -6,6 +6,7 @@
 
 #include <fstream>
 #include <map>
+#include <set>
 #include <sstream>
 
 #include "absl/strings/match.h"
@@ -94,34 +95,37 @@ absl::Status RunReferenceBatch(const ReferenceRunOptions& options) {
     inputs.token_type_ids = types.to(loaded.device);
   }
 
-  std::map<std::string, at::Tensor> trace;
-  try {
-    c10::InferenceMode inference_mode;
-    trace = loaded.network->Trace(inputs);
-  } catch (const std::exception& e) {
-    return absl::InternalError(absl::StrCat("forward failed: ", e.what()));
-  }
-
+  // The names to write: "hidden_states.k" stands for every layer's states.
   // Defaults the model lacks (no EMD, no classifier) are skipped; names the
-  // caller asked for must exist.
+  // caller asked for must exist, which is checked before the forward pass.
+  const std::set<std::string> available = loaded.network->TraceNames();
   const bool explicit_names = !options.outputs.empty();
-  std::vector<std::string> names = explicit_names ? options.outputs : DefaultReferenceOutputs();
-  std::map<std::string, OwnedTensor> selected;
-  for (const std::string& name : names) {
+  std::set<std::string> wanted;
+  for (const std::string& name : explicit_names ? options.outputs : DefaultReferenceOutputs()) {
     if (name == "hidden_states.k") {
-      for (const auto& [key, tensor] : trace) {
-        if (absl::StartsWith(key, "hidden_states.")) selected[key] = ToOwned(tensor);
+      for (const std::string& known : available) {
+        if (absl::StartsWith(known, "hidden_states.")) wanted.insert(known);
       }
-      continue;
-    }
-    auto it = trace.find(name);
-    if (it == trace.end() && !explicit_names) continue;
-    if (it == trace.end()) {
-      std::vector<std::string> available;
-      for (const auto& [key, tensor] : trace) available.push_back(key);
+    } else if (available.count(name) > 0) {
+      wanted.insert(name);
+    } else if (explicit_names) {
       return absl::InvalidArgumentError(absl::StrCat("output '", name, "' is not available for this model; available: ",
                                                      absl::StrJoin(available, ", ")));
     }
+  }
+
+  // Only what the names need is computed (Trace's `wanted`).
+  std::map<std::string, at::Tensor> trace;
+  try {
+    c10::InferenceMode inference_mode;
+    trace = loaded.network->Trace(inputs, &wanted);
+  } catch (const std::exception& e) {
+    return absl::InternalError(absl::StrCat("forward failed: ", e.what()));
+  }
+  std::map<std::string, OwnedTensor> selected;
+  for (const std::string& name : wanted) {
+    auto it = trace.find(name);
+    if (it == trace.end()) return absl::InternalError(absl::StrCat("the forward pass did not produce '", name, "'"));
     selected[name] = ToOwned(it->second);
   }
   return WriteSafetensors(options.output_path, selected,

@@ -21,7 +21,9 @@ struct ReferenceRunOptions {
   std::string inputs_path;   // inputs.json: input_ids, attention_mask, token_type_ids.
   std::string output_path;   // .safetensors to write.
   // Names from the golden README; "hidden_states.k" means every
-  // hidden_states.0..N. Empty: DefaultReferenceOutputs().
+  // hidden_states.0..N. Empty: DefaultReferenceOutputs(). Only what these
+  // need is computed (no MLM head for classifier_logits, no EMD unless an
+  // EMD output is named).
   std::vector<std::string> outputs;
 };
 

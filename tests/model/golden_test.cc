@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <set>
 #include <sstream>
 
 #include "absl/strings/match.h"
@@ -215,6 +216,42 @@ TEST_P(GoldenTest, BFloat16LogitsWithinMeasuredTolerance) {
       EXPECT_GT(decisive.sum().item<int64_t>(), 10);
     }
   }
+}
+
+// `deberta-cli run --outputs` computes only what it is asked for: a trace
+// for some names holds those and what they are made of, nothing else (no
+// LM head for the classifier, no EMD for the plain logits, not every layer),
+// with the values of the full trace; TraceNames lists the full trace's keys.
+TEST_P(GoldenTest, TraceComputesOnlyTheNamedOutputs) {
+  const std::string name = GetParam();
+  GoldenInputs in = ReadGoldenInputs(name);
+  LoadedNetwork loaded = LoadCase(name, ComputeDType::kFloat32);
+  std::map<std::string, at::Tensor> full = RunTrace(loaded, in);
+  std::set<std::string> full_names;
+  for (const auto& [key, tensor] : full) full_names.insert(key);
+  EXPECT_EQ(loaded.network->TraceNames(), full_names);
+
+  const auto keys_of = [&](const std::set<std::string>& wanted) {
+    c10::InferenceMode guard;
+    NetworkInputs inputs{in.input_ids, at::Tensor(), in.attention_mask};
+    std::map<std::string, at::Tensor> trace = loaded.network->Trace(inputs, &wanted);
+    std::set<std::string> keys;
+    for (const auto& [key, tensor] : trace) {
+      keys.insert(key);
+      EXPECT_TRUE(at::allclose(tensor, full.at(key), 1e-6, 1e-6)) << name << ": " << key;
+    }
+    return keys;
+  };
+  using Names = std::set<std::string>;
+  if (full.count("classifier_logits")) {
+    EXPECT_EQ(keys_of({"classifier_logits"}), (Names{"pooled_output", "classifier_logits"}));
+  }
+  EXPECT_EQ(keys_of({"mlm_logits_no_emd"}), Names{"mlm_logits_no_emd"});
+  EXPECT_EQ(keys_of({"mlm_logits_emd"}), (Names{"emd_z_states", "emd_query_init", "emd_hidden_states.1",
+                                                "emd_hidden_states.2", "emd_final", "mlm_logits_emd"}));
+  Names layers = keys_of({"hidden_states.1"});
+  EXPECT_TRUE(layers.count("hidden_states.0") && layers.count("hidden_states.1"));
+  EXPECT_FALSE(layers.count("classifier_logits") || layers.count("mlm_logits_no_emd"));
 }
 
 INSTANTIATE_TEST_SUITE_P(AllCases, GoldenTest, ::testing::ValuesIn(GoldenCaseNames()),
