@@ -51,8 +51,8 @@ cli fill-mask --sequences="1 17 4 99 2" --top_k=3 | tee "$ROOT/fill.out" | grep 
 echo "ok   fill-mask: $(tr '\n' ' ' <"$ROOT/fill.out" | cut -c1-120)"
 [ "$(podman exec "$NAME" id -u)" = 10001 ] || { echo "FAIL: runs as root"; exit 1; }
 echo "ok   runs as uid 10001"
-# Fetched whole before grep: `curl | grep -q` fails under pipefail once the
-# page outgrows a pipe buffer (grep quits at the match, curl exits 23).
+# Fetched whole before grep: `curl | grep -q` fails under pipefail when grep
+# quits at the match while curl is still writing the page (curl exits 23).
 metrics=$(curl -fs "http://127.0.0.1:$METRICS_PORT/metrics")
 grep -q '^deberta_model_ready 1' <<<"$metrics" || { echo "FAIL: deberta_model_ready is not 1"; exit 1; }
 echo "ok   /metrics served"
