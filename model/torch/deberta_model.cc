@@ -58,7 +58,7 @@ at::Tensor DebertaNetworkImpl::ClassifierLogits(const NetworkInputs& inputs,
 }
 
 at::Tensor DebertaNetworkImpl::EnhancedMaskDecoder(const at::Tensor& second_to_last,
-                                                   const AttentionContext& ctx,
+                                                   AttentionContext& ctx,
                                                    std::map<std::string, at::Tensor>* trace) const {
   const int64_t batch = second_to_last.size(0), length = second_to_last.size(1);
   // Raw absolute position rows: no LayerNorm, mask or projection.
@@ -72,8 +72,10 @@ at::Tensor DebertaNetworkImpl::EnhancedMaskDecoder(const at::Tensor& second_to_l
   }
   const int64_t last = config_.num_hidden_layers - 1;
   // Two passes of the last layer; keys and values always from h_(N-1).
+  at::Tensor key_value = second_to_last;
   for (int pass = 1; pass <= 2; ++pass) {
-    query = deberta->encoder->RunLayer(last, query, second_to_last, ctx);
+    DropUnwantedRows(&ctx, {&query, &key_value});
+    query = deberta->encoder->RunLayer(last, query, key_value, ctx);
     if (trace) (*trace)[absl::StrCat("emd_hidden_states.", pass)] = query;
   }
   return query;

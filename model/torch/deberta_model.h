@@ -94,8 +94,10 @@ class DebertaNetworkImpl : public torch::nn::Module {
 
  private:
   // EMD's two passes of the last layer (docs/deberta-model.md section 9.2); `second_to_last` is
-  // h_(N-1). Fills `trace` with its intermediates when not null.
-  at::Tensor EnhancedMaskDecoder(const at::Tensor& second_to_last, const AttentionContext& ctx,
+  // h_(N-1). Fills `trace` with its intermediates when not null. Rows no
+  // longer wanted are dropped before each pass, as in the encoder: the
+  // result and `ctx` then hold only ctx.rows.
+  at::Tensor EnhancedMaskDecoder(const at::Tensor& second_to_last, AttentionContext& ctx,
                                  std::map<std::string, at::Tensor>* trace) const;
   std::vector<at::Tensor> Encode(const NetworkInputs& inputs, AttentionContext& ctx,
                                  bool keep_all) const;

@@ -3,6 +3,9 @@
 
 #include <ATen/ATen.h>
 
+#include <initializer_list>
+#include <vector>
+
 namespace deberta::model {
 
 ConvLayerImpl::ConvImpl::ConvImpl(int64_t channels, int64_t groups, int64_t kernel) {
@@ -59,19 +62,24 @@ std::vector<at::Tensor> EncoderImpl::forward(const at::Tensor& embeddings, Atten
   std::vector<at::Tensor> states{embeddings};
   at::Tensor x0 = embeddings;  // The ConvLayer's input after layer 0.
   at::Tensor h = embeddings;
-  // Rows no longer wanted are dropped before each half of every layer
-  // (attention, feed-forward), so a gone caller costs at most half a layer.
-  auto drop_unwanted = [&](at::Tensor* current) {
+  // Rows no longer wanted are dropped before each of a layer's three parts
+  // of similar cost (attention with its projections, the feed-forward's up
+  // and its down product: 4, 4 and 4 H^2 per token), so a gone caller
+  // costs at most a third of a layer.
+  auto drop_unwanted = [&](std::initializer_list<at::Tensor*> current) {
     if (ctx.rows_wanted == nullptr) return;
-    std::vector<at::Tensor*> per_row{current, &x0};
+    std::vector<at::Tensor*> per_row(current);
+    per_row.push_back(&x0);
     for (at::Tensor& state : states) per_row.push_back(&state);
     DropUnwantedRows(&ctx, per_row);
   };
   for (size_t k = 0; k < layers_.size(); ++k) {
-    drop_unwanted(&h);
+    drop_unwanted({&h});
     at::Tensor a = layers_[k]->attention->forward(h, h, ctx);
-    drop_unwanted(&a);
-    h = layers_[k]->FeedForward(a);
+    drop_unwanted({&a});
+    at::Tensor up = layers_[k]->FeedForwardUp(a);
+    drop_unwanted({&up, &a});
+    h = layers_[k]->FeedForwardDown(up, a);
     if (k == 0 && conv) h = conv->forward(x0, h, ctx.mask);
     if (!keep_all && states.size() > 1) states.erase(states.begin());
     states.push_back(h);

@@ -44,7 +44,8 @@ class EncoderImpl : public torch::nn::Module {
 
   // Runs the layers on the embedding output. Returns h_0..h_N (index 0 the
   // embeddings, docs/deberta-model.md section 7) when `keep_all`, else only {h_(N-1), h_N}.
-  // Before each half of a layer, rows no longer wanted are dropped (DropUnwantedRows):
+  // Before each third of a layer (attention, the feed-forward's up and its
+  // down product), rows no longer wanted are dropped (DropUnwantedRows):
   // the states returned and `ctx` then hold only ctx.rows.
   std::vector<at::Tensor> forward(const at::Tensor& embeddings, AttentionContext& ctx,
                                   bool keep_all) const;

@@ -28,10 +28,18 @@ at::Tensor EncoderLayerImpl::forward(const at::Tensor& query_states,
 }
 
 at::Tensor EncoderLayerImpl::FeedForward(const at::Tensor& attention_output) const {
+  return FeedForwardDown(FeedForwardUp(attention_output), attention_output);
+}
+
+at::Tensor EncoderLayerImpl::FeedForwardUp(const at::Tensor& attention_output) const {
   // The FFN's wide activation stays in the compute dtype between its two
   // matrix products.
-  at::Tensor f = Activate(activation_, intermediate->dense->ForwardInComputeDType(attention_output));
-  return output->LayerNorm->forward(output->dense->forward(f).add_(attention_output));
+  return Activate(activation_, intermediate->dense->ForwardInComputeDType(attention_output));
+}
+
+at::Tensor EncoderLayerImpl::FeedForwardDown(const at::Tensor& up,
+                                             const at::Tensor& attention_output) const {
+  return output->LayerNorm->forward(output->dense->forward(up).add_(attention_output));
 }
 
 }  // namespace deberta::model

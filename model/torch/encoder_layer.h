@@ -32,6 +32,12 @@ class EncoderLayerImpl : public torch::nn::Module {
   // The layer's second half: intermediate, activation, output, on the
   // attention's output (forward = FeedForward(attention->forward(...))).
   at::Tensor FeedForward(const at::Tensor& attention_output) const;
+  // FeedForward in its two matrix products, so that the encoder can drop
+  // rows between them: FeedForward(a) = FeedForwardDown(FeedForwardUp(a), a).
+  // Up: the activated intermediate [B, L, I] in the compute dtype.
+  at::Tensor FeedForwardUp(const at::Tensor& attention_output) const;
+  // Down: output dense, residual (the attention's output), LayerNorm.
+  at::Tensor FeedForwardDown(const at::Tensor& up, const at::Tensor& attention_output) const;
 
   Attention attention{nullptr};
   Intermediate intermediate{nullptr};

@@ -1,9 +1,9 @@
 // TorchEngine's fill-mask on every golden case: the LM head run in chunks of
 // positions (down to one position per chunk) answers exactly as in one
 // piece, each sequence gets its own top_k, and the best candidate is the
-// reference's argmax. Also: rows no longer wanted are dropped between
-// layers without changing the others, and a batch with none left stops
-// with Cancelled.
+// reference's argmax. Also: rows no longer wanted are dropped at every
+// check (three per layer, one before each EMD pass) without changing the
+// others, and a batch with none left stops with Cancelled.
 #include <gtest/gtest.h>
 
 #include "model/torch/torch_engine.h"
@@ -99,32 +99,26 @@ INSTANTIATE_TEST_SUITE_P(AllCases, FillMaskEngineTest, ::testing::ValuesIn(Golde
 // EMD and relative attention included).
 class RowDroppingTest : public ::testing::TestWithParam<std::string> {};
 
-TEST_P(RowDroppingTest, UnwantedRowsAreDroppedBetweenLayersAndTheRestAnswerAsBefore) {
-  auto engine = Engine(GetParam(), int64_t{1} << 30);
-  ASSERT_NE(engine, nullptr);
-  // Different lengths, so padding changes when the longest row goes.
-  const std::vector<Sequence> sequences{
-      {{1, 7, 8, 9, 2}, {}}, {{1, 11, 12, 13, 14, 15, 16, 2}, {}}, {{1, 20, 21, 2}, {}}};
-  std::vector<MaskedSequence> masked;
-  for (const Sequence& s : sequences) masked.push_back({s, {1, 2}, 3});
-  // Row 1 goes before the first layer, row 0 at the second check (before
-  // the first layer's feed-forward).
-  int checks = 0;
-  const Engine::RowsWanted dropping = [&checks] {
-    ++checks;
-    return std::vector<bool>{checks < 2, false, true};
+// Answers `rows_wanted` for four rows: row r goes at check drop_at[r]
+// (0: never), counting the checks in `checks`.
+Engine::RowsWanted DroppingAt(std::vector<int> drop_at, int* checks) {
+  return [drop_at, checks] {
+    ++*checks;
+    std::vector<bool> wanted;
+    for (int at : drop_at) wanted.push_back(at == 0 || *checks < at);
+    return wanted;
   };
-  auto full = engine->FillMask(masked);
-  auto dropped = engine->FillMask(masked, dropping);
-  ASSERT_TRUE(full.ok()) << full.status();
-  ASSERT_TRUE(dropped.ok()) << dropped.status();
-  EXPECT_GE(checks, 2);
-  EXPECT_TRUE((*dropped)[0].predictions.empty());
-  EXPECT_TRUE((*dropped)[1].predictions.empty());
-  ASSERT_EQ((*dropped)[2].predictions.size(), 2u);
+}
+
+// Row 3 (kept) must answer as in the full batch; rows 0-2 come back empty.
+void ExpectOnlyTheLastRowAnswered(const std::vector<FillMaskOutput>& full,
+                                  const std::vector<FillMaskOutput>& dropped) {
+  ASSERT_EQ(dropped.size(), 4u);
+  for (size_t r = 0; r < 3; ++r) EXPECT_TRUE(dropped[r].predictions.empty()) << "row " << r;
+  ASSERT_EQ(dropped[3].predictions.size(), 2u);
   for (size_t p = 0; p < 2; ++p) {
-    const MaskPrediction& want = (*full)[2].predictions[p];
-    const MaskPrediction& got = (*dropped)[2].predictions[p];
+    const MaskPrediction& want = full[3].predictions[p];
+    const MaskPrediction& got = dropped[3].predictions[p];
     EXPECT_EQ(got.position, want.position);
     ASSERT_EQ(got.candidates.size(), want.candidates.size());
     for (size_t c = 0; c < want.candidates.size(); ++c) {
@@ -132,17 +126,55 @@ TEST_P(RowDroppingTest, UnwantedRowsAreDroppedBetweenLayersAndTheRestAnswerAsBef
     }
     EXPECT_EQ(got.candidates[0].token_id, want.candidates[0].token_id);
   }
+}
+
+TEST_P(RowDroppingTest, UnwantedRowsAreDroppedBetweenLayersAndTheRestAnswerAsBefore) {
+  auto engine = Engine(GetParam(), int64_t{1} << 30);
+  ASSERT_NE(engine, nullptr);
+  // Different lengths, so padding changes when the longest row goes.
+  const std::vector<Sequence> sequences{{{1, 7, 8, 9, 2}, {}},
+                                        {{1, 11, 12, 13, 14, 15, 16, 2}, {}},
+                                        {{1, 30, 31, 32, 33, 2}, {}},
+                                        {{1, 20, 21, 2}, {}}};
+  std::vector<MaskedSequence> masked;
+  for (const Sequence& s : sequences) masked.push_back({s, {1, 2}, 3});
+  auto full = engine->FillMask(masked);
+  ASSERT_TRUE(full.ok()) << full.status();
+  // How many checks a whole forward makes: three per layer (before the
+  // attention, the feed-forward's up and its down product), and one before
+  // each of EMD's two passes.
+  int checks = 0;
+  ASSERT_TRUE(engine->FillMask(masked, DroppingAt({0, 0, 0, 0}, &checks)).ok());
+  const int layers = static_cast<int>(engine->info().num_layers);
+  EXPECT_EQ(checks, 3 * layers + (engine->info().emd_enabled ? 2 : 0));
+  const int last_check = checks;
+
+  // Row 1 goes before the first layer, row 0 before its feed-forward, row 2
+  // between the feed-forward's two products.
+  checks = 0;
+  auto dropped = engine->FillMask(masked, DroppingAt({2, 1, 3, 0}, &checks));
+  ASSERT_TRUE(dropped.ok()) << dropped.status();
+  EXPECT_EQ(checks, last_check);
+  ExpectOnlyTheLastRowAnswered(*full, *dropped);
+
+  // The same rows gone at the last three checks (with EMD, before its
+  // passes; without, inside the last layer).
+  checks = 0;
+  dropped = engine->FillMask(masked, DroppingAt({last_check - 1, last_check - 2, last_check, 0}, &checks));
+  ASSERT_TRUE(dropped.ok()) << dropped.status();
+  ExpectOnlyTheLastRowAnswered(*full, *dropped);
+
   if (engine->info().has_classifier) {
     checks = 0;
     auto all = engine->Classify(sequences);
-    auto some = engine->Classify(sequences, dropping);
+    auto some = engine->Classify(sequences, DroppingAt({2, 1, 3, 0}, &checks));
     ASSERT_TRUE(all.ok()) << all.status();
     ASSERT_TRUE(some.ok()) << some.status();
-    EXPECT_TRUE((*some)[0].logits.empty());
-    EXPECT_TRUE((*some)[1].logits.empty());
-    ASSERT_EQ((*some)[2].logits.size(), (*all)[2].logits.size());
-    for (size_t l = 0; l < (*all)[2].logits.size(); ++l) {
-      EXPECT_NEAR((*some)[2].logits[l], (*all)[2].logits[l], 1e-4);
+    EXPECT_EQ(checks, 3 * layers);
+    for (size_t r = 0; r < 3; ++r) EXPECT_TRUE((*some)[r].logits.empty()) << "row " << r;
+    ASSERT_EQ((*some)[3].logits.size(), (*all)[3].logits.size());
+    for (size_t l = 0; l < (*all)[3].logits.size(); ++l) {
+      EXPECT_NEAR((*some)[3].logits[l], (*all)[3].logits[l], 1e-4);
     }
   }
 }
