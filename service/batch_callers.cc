@@ -1,6 +1,8 @@
 // BatchCallers: per-sequence liveness and abandoned-time accounting.
 #include "service/batch_callers.h"
 
+#include <algorithm>
+
 namespace deberta::service {
 
 BatchCallers::BatchCallers(const std::vector<std::unique_ptr<BatchTask>>& batch, Clock* clock, absl::Time start)
@@ -18,14 +20,17 @@ std::vector<bool> BatchCallers::Wanted() {
 void BatchCallers::Finish(absl::Time end) { Check(end); }
 
 void BatchCallers::Check(absl::Time now) {
-  if (computed_ > 0) {
-    const absl::Duration share = (now - last_check_) / static_cast<int64_t>(computed_);
-    for (size_t i = 0; i < gone_.size(); ++i) {
-      if (gone_[i] || !batch_[i]->is_gone(now)) continue;
-      gone_[i] = true;
-      --computed_;
-      abandoned_ += share;
-    }
+  const absl::Duration interval = now - last_check_;
+  const auto sharing = static_cast<int64_t>(computed_);  // Before this check's drops.
+  for (size_t i = 0; i < gone_.size(); ++i) {
+    if (gone_[i] || !batch_[i]->is_gone(now)) continue;
+    gone_[i] = true;
+    --computed_;
+    if (interval <= absl::ZeroDuration()) continue;
+    // The part of the interval after the caller left, clamped to it (a
+    // cancellation or deadline before the interval counts from its start).
+    const absl::Time left = std::clamp(batch_[i]->gone_since(), last_check_, now);
+    abandoned_ += (now - left) / sharing;
   }
   last_check_ = now;
 }

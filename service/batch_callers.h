@@ -14,10 +14,11 @@
 namespace deberta::service {
 
 // Time is attributed per sequence: between two checks every sequence still
-// computed costs an equal share of the interval, and a sequence found gone
-// at a check is charged its share of the interval before it (it may have
-// gone at any moment of it, so the charge is an upper bound). A sequence
-// found gone is dropped by the engine and costs nothing afterwards.
+// computed costs an equal share of the interval, spent evenly over it. A
+// sequence found gone at a check is charged the part of its share that
+// came after its caller left (its deadline, or the time gRPC reported the
+// cancellation: BatchTask::gone_since); it is then dropped by the engine
+// and costs nothing afterwards.
 //
 // Used on the executor thread only; borrows the batch and the clock.
 class BatchCallers {

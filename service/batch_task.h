@@ -4,13 +4,14 @@
 #ifndef DEBERTA_SERVICE_BATCH_TASK_H_
 #define DEBERTA_SERVICE_BATCH_TASK_H_
 
-#include <atomic>
+#include <algorithm>
 #include <functional>
 #include <memory>
 
 #include "absl/status/status.h"
 #include "absl/time/time.h"
 #include "model/engine.h"
+#include "service/cancellation.h"
 #include "service/endpoint.h"
 
 namespace deberta::service {
@@ -33,10 +34,10 @@ struct BatchTask {
   bool from_text = false;
   // Dropped with DeadlineExceeded, before compute, if still queued then.
   absl::Time deadline = absl::InfiniteFuture();
-  // Set to true once the client has gone away (by the call, from gRPC's
+  // Marked once the client has gone away (by the call, from gRPC's
   // OnCancel); such tasks are dropped with Cancelled before compute. The
-  // batcher reads only this flag, never the transport. May be null.
-  std::shared_ptr<const std::atomic<bool>> cancelled;
+  // batcher reads only this mark, never the transport. May be null.
+  std::shared_ptr<const Cancellation> cancelled;
   // Called exactly once, on the batcher thread, iff Schedule returned OK.
   // The result is meaningful only when the status is OK.
   std::function<void(const absl::Status&, TaskResult)> done;
@@ -45,10 +46,15 @@ struct BatchTask {
   absl::Time enqueue_time;
 
   size_t length() const { return input.sequence.token_ids.size(); }
-  bool is_cancelled() const { return cancelled != nullptr && cancelled->load(); }
+  bool is_cancelled() const { return cancelled != nullptr && cancelled->cancelled(); }
   // Whether no caller wants the answer any more at `now`: past its
   // deadline, or cancelled.
   bool is_gone(absl::Time now) const { return deadline <= now || is_cancelled(); }
+  // Since when no caller has wanted it: its deadline or its cancellation,
+  // whichever came first (InfiniteFuture while it is wanted).
+  absl::Time gone_since() const {
+    return std::min(deadline, cancelled != nullptr ? cancelled->cancelled_at() : absl::InfiniteFuture());
+  }
 };
 
 }  // namespace deberta::service

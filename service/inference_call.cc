@@ -13,7 +13,7 @@ InferenceCall::InferenceCall(Endpoint endpoint, absl::Time deadline, ServiceMetr
       metrics_(metrics),
       on_done_(std::move(on_done)),
       start_(absl::Now()),
-      cancelled_(std::make_shared<std::atomic<bool>>(false)),
+      cancelled_(std::make_shared<Cancellation>()),
       access_log_(access_log),
       log_(std::move(log)) {
   if (metrics_) metrics_->AddInflight(1);
@@ -21,7 +21,7 @@ InferenceCall::InferenceCall(Endpoint endpoint, absl::Time deadline, ServiceMetr
 
 void InferenceCall::FinishWithReportedStatus() {
   absl::Status status = status_.status();
-  if (status.ok() && cancelled_->load()) {
+  if (status.ok() && cancelled_->cancelled()) {
     status = absl::Now() >= deadline_ ? absl::DeadlineExceededError("deadline passed during inference")
                                       : absl::CancelledError("client cancelled the request");
   }

@@ -7,7 +7,6 @@
 
 #include <grpcpp/support/server_callback.h>
 
-#include <atomic>
 #include <functional>
 #include <memory>
 
@@ -15,6 +14,7 @@
 #include "absl/time/time.h"
 #include "absl/synchronization/mutex.h"
 #include "service/access_log.h"
+#include "service/cancellation.h"
 #include "service/endpoint.h"
 #include "service/metrics.h"
 #include "service/thread_safe_status.h"
@@ -35,8 +35,8 @@ class InferenceCall final : public grpc::ServerUnaryReactor {
 
   // The client's deadline (infinite when it set none).
   absl::Time deadline() const { return deadline_; }
-  // The flag this call's tasks read: true once the client has gone away.
-  std::shared_ptr<const std::atomic<bool>> cancelled() const { return cancelled_; }
+  // The mark this call's tasks read: made once the client has gone away.
+  std::shared_ptr<const Cancellation> cancelled() const { return cancelled_; }
   // Records one task's outcome; the call answers with the first error.
   void ReportTask(const absl::Status& status) { status_.Update(status); }
   // For the access log: the sequences and tokens scheduled, and each
@@ -52,7 +52,7 @@ class InferenceCall final : public grpc::ServerUnaryReactor {
   // may be deleted at any moment, so touch nothing of it afterwards.
   void Finish(const absl::Status& status);
 
-  void OnCancel() override { cancelled_->store(true); }
+  void OnCancel() override { cancelled_->Cancel(absl::Now()); }
   void OnDone() override;
 
  private:
@@ -62,7 +62,7 @@ class InferenceCall final : public grpc::ServerUnaryReactor {
   ServiceMetrics* const metrics_;
   const std::function<void()> on_done_;
   const absl::Time start_;
-  const std::shared_ptr<std::atomic<bool>> cancelled_;
+  const std::shared_ptr<Cancellation> cancelled_;
   ThreadSafeStatus status_;
   AccessLog* const access_log_;  // May be null.
   absl::Mutex log_mu_;

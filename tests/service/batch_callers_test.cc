@@ -12,7 +12,7 @@ namespace {
 
 using ::testing::ElementsAre;
 
-std::unique_ptr<BatchTask> Task(std::shared_ptr<std::atomic<bool>> cancelled, absl::Time deadline) {
+std::unique_ptr<BatchTask> Task(std::shared_ptr<Cancellation> cancelled, absl::Time deadline) {
   auto task = std::make_unique<BatchTask>();
   task->input.sequence.token_ids = {1, 2, 3};
   task->cancelled = std::move(cancelled);
@@ -20,10 +20,10 @@ std::unique_ptr<BatchTask> Task(std::shared_ptr<std::atomic<bool>> cancelled, ab
   return task;
 }
 
-TEST(BatchCallersTest, GoneSequencesAreUnwantedAndChargedTheirShareOfTheIntervalBefore) {
+TEST(BatchCallersTest, GoneSequencesAreUnwantedAndChargedTheirShareAfterTheyWent) {
   testing::FakeClock clock;
   const absl::Time start = clock.Now();
-  auto cancelled = std::make_shared<std::atomic<bool>>(false);
+  auto cancelled = std::make_shared<Cancellation>();
   std::vector<std::unique_ptr<BatchTask>> batch;
   batch.push_back(Task(cancelled, absl::InfiniteFuture()));
   batch.push_back(Task(nullptr, start + absl::Seconds(5)));
@@ -34,18 +34,38 @@ TEST(BatchCallersTest, GoneSequencesAreUnwantedAndChargedTheirShareOfTheInterval
   EXPECT_THAT(callers.Wanted(), ElementsAre(true, true, true));
   EXPECT_FALSE(callers.any_dropped());
 
-  cancelled->store(true);
-  clock.AdvanceBy(absl::Seconds(3));  // t = 4: three sequences computed.
+  clock.AdvanceBy(absl::Milliseconds(1500));  // t = 2.5: the first caller leaves.
+  cancelled->Cancel(clock.Now());
+  clock.AdvanceBy(absl::Milliseconds(1500));  // t = 4: three sequences computed.
   EXPECT_THAT(callers.Wanted(), ElementsAre(false, true, true));
   EXPECT_TRUE(callers.any_dropped());
-  EXPECT_EQ(callers.abandoned(), absl::Seconds(1));  // 3 s / 3.
+  EXPECT_EQ(callers.abandoned(), absl::Milliseconds(500));  // 1.5 s after it left / 3.
 
-  clock.AdvanceBy(absl::Seconds(2));  // t = 6: past the second's deadline.
+  clock.AdvanceBy(absl::Seconds(2));  // t = 6: the second's deadline was t = 5.
   callers.Finish(clock.Now());
-  EXPECT_EQ(callers.abandoned(), absl::Seconds(2));  // + 2 s / 2.
+  EXPECT_EQ(callers.abandoned(), absl::Seconds(1));  // + 1 s after it / 2.
   EXPECT_TRUE(callers.gone(0));
   EXPECT_TRUE(callers.gone(1));
   EXPECT_FALSE(callers.gone(2));
+}
+
+TEST(BatchCallersTest, ACallerGoneBeforeTheIntervalIsChargedTheWholeOfIt) {
+  testing::FakeClock clock;
+  const absl::Time start = clock.Now();
+  auto cancelled = std::make_shared<Cancellation>();
+  std::vector<std::unique_ptr<BatchTask>> batch;
+  batch.push_back(Task(cancelled, absl::InfiniteFuture()));
+  batch.push_back(Task(nullptr, absl::InfiniteFuture()));
+  // Cancelled before the batch started (after the queue was swept): every
+  // moment of its computation was for a caller already gone.
+  cancelled->Cancel(start - absl::Seconds(1));
+  BatchCallers callers(batch, &clock, start);
+  clock.AdvanceBy(absl::Seconds(2));
+  EXPECT_THAT(callers.Wanted(), ElementsAre(false, true));
+  EXPECT_EQ(callers.abandoned(), absl::Seconds(1));  // 2 s / 2.
+  // A later cancellation keeps the first time.
+  cancelled->Cancel(clock.Now());
+  EXPECT_EQ(cancelled->cancelled_at(), start - absl::Seconds(1));
 }
 
 TEST(BatchCallersTest, NothingIsChargedWhileEveryCallerWaits) {

@@ -61,7 +61,7 @@ class BatcherTest : public ::testing::Test {
   absl::Status ScheduleTask(Endpoint endpoint, const std::vector<std::vector<int32_t>>& sequences,
                             std::vector<std::shared_ptr<Outcome>>* outcomes,
                             absl::Time deadline = absl::InfiniteFuture(),
-                            std::shared_ptr<const std::atomic<bool>> cancelled = nullptr) {
+                            std::shared_ptr<const Cancellation> cancelled = nullptr) {
     std::vector<std::unique_ptr<BatchTask>> tasks;
     std::vector<std::shared_ptr<Outcome>> added;
     for (const auto& tokens : sequences) {
@@ -216,11 +216,11 @@ TEST_F(BatcherTest, DropsCancelledTaskBeforeCompute) {
   std::vector<std::shared_ptr<Outcome>> first, cancelled;
   ASSERT_TRUE(ScheduleTask(Endpoint::kClassify, {Tokens(1, 5)}, &first).ok());
   engine_.AwaitBlockedBatch();
-  auto gone = std::make_shared<std::atomic<bool>>(false);
+  auto gone = std::make_shared<Cancellation>();
   ASSERT_TRUE(ScheduleTask(Endpoint::kClassify, {Tokens(2, 5)}, &cancelled,
                            absl::InfiniteFuture(), gone)
                   .ok());
-  gone->store(true);
+  gone->Cancel(clock_.Now());
   engine_.Unblock();
   AwaitAll(cancelled);
   EXPECT_TRUE(absl::IsCancelled(cancelled[0]->status)) << cancelled[0]->status;
@@ -233,15 +233,15 @@ TEST_F(BatcherTest, StopsABatchOnceEveryCallerHasGoneAndDropsTheGoneFromOneWithA
   auto registry = std::make_shared<prometheus::Registry>();
   ServiceMetrics metrics(registry);
   Start(&metrics);
-  auto gone_a = std::make_shared<std::atomic<bool>>(false);
-  auto gone_b = std::make_shared<std::atomic<bool>>(false);
+  auto gone_a = std::make_shared<Cancellation>();
+  auto gone_b = std::make_shared<Cancellation>();
   std::vector<std::shared_ptr<Outcome>> abandoned;
   engine_.Block();
   ASSERT_TRUE(ScheduleTask(Endpoint::kClassify, {Tokens(1, 5)}, &abandoned, absl::InfiniteFuture(), gone_a).ok());
   ASSERT_TRUE(ScheduleTask(Endpoint::kClassify, {Tokens(2, 5)}, &abandoned, absl::InfiniteFuture(), gone_b).ok());
   engine_.AwaitBlockedBatch();
-  gone_a->store(true);  // Both clients leave during inference.
-  gone_b->store(true);
+  gone_a->Cancel(clock_.Now());  // Both clients leave during inference.
+  gone_b->Cancel(clock_.Now());
   clock_.AdvanceBy(absl::Seconds(1));
   engine_.Unblock();
   AwaitAll(abandoned);
@@ -250,14 +250,15 @@ TEST_F(BatcherTest, StopsABatchOnceEveryCallerHasGoneAndDropsTheGoneFromOneWithA
     EXPECT_THAT(outcome->status.message(), HasSubstr("the batch was stopped"));
   }
 
-  auto gone_c = std::make_shared<std::atomic<bool>>(false);
+  auto gone_c = std::make_shared<Cancellation>();
   std::vector<std::shared_ptr<Outcome>> mixed;
   engine_.Block();
   ASSERT_TRUE(ScheduleTask(Endpoint::kClassify, {Tokens(3, 5)}, &mixed, absl::InfiniteFuture(), gone_c).ok());
   ASSERT_TRUE(ScheduleTask(Endpoint::kClassify, {Tokens(4, 5)}, &mixed).ok());
   engine_.AwaitBlockedBatch();
-  gone_c->store(true);  // One leaves; the other still waits for its answer.
-  clock_.AdvanceBy(absl::Seconds(2));
+  clock_.AdvanceBy(absl::Seconds(1));
+  gone_c->Cancel(clock_.Now());  // One leaves halfway; the other still waits for its answer.
+  clock_.AdvanceBy(absl::Seconds(1));
   engine_.Unblock();
   AwaitAll(mixed);
   // The one that left is dropped from the batch and answered as cancelled.
@@ -265,9 +266,10 @@ TEST_F(BatcherTest, StopsABatchOnceEveryCallerHasGoneAndDropsTheGoneFromOneWithA
   EXPECT_THAT(mixed[0]->status.message(), HasSubstr("during inference"));
   EXPECT_TRUE(mixed[1]->status.ok()) << mixed[1]->status;
   EXPECT_EQ(engine_.batches_run(), 2);
-  // Engine time on callers gone: all of the first batch, half the second.
+  // Engine time on callers gone: all of the first batch (1 s), and of the
+  // second (2 s, two sequences) the gone one's share after it left (0.5 s).
   const std::string text = prometheus::TextSerializer().Serialize(registry->Collect());
-  EXPECT_THAT(text, HasSubstr("deberta_abandoned_inference_seconds_total{endpoint=\"classify\"} 2\n"));
+  EXPECT_THAT(text, HasSubstr("deberta_abandoned_inference_seconds_total{endpoint=\"classify\"} 1.5\n"));
 }
 
 TEST_F(BatcherTest, FullQueueRejectsWholeRequestAtOnce) {
@@ -445,12 +447,12 @@ TEST_F(BatcherTest, SweepsAbandonedTasksFromEveryQueueBeforeEachBatch) {
   std::vector<std::shared_ptr<Outcome>> first, cancelled, next;
   ASSERT_TRUE(ScheduleTask(Endpoint::kClassify, {Tokens(1, 5)}, &first).ok());
   engine_.AwaitBlockedBatch();
-  auto gone = std::make_shared<std::atomic<bool>>(false);
+  auto gone = std::make_shared<Cancellation>();
   // Queued behind the running classify batch: a fill-mask whose client
   // leaves, and the classify batch that runs next.
   ASSERT_TRUE(ScheduleTask(Endpoint::kFillMask, {Tokens(2, 5)}, &cancelled, absl::InfiniteFuture(), gone).ok());
   ASSERT_TRUE(ScheduleTask(Endpoint::kClassify, {Tokens(3, 5)}, &next).ok());
-  gone->store(true);
+  gone->Cancel(clock_.Now());
   engine_.Unblock();
   AwaitAll(cancelled);
   AwaitAll(next);
