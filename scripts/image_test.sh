@@ -1,50 +1,130 @@
 #!/usr/bin/env bash
-# Builds the CPU image with podman and tests it for real: starts it on the
-# demo model, checks health SERVING, one classify and one fill-mask request
-# (with the image's own deberta-cli), that it runs as non-root, then stops it
-# with SIGTERM and checks that the server drained and exited 0. CI runs it.
+# Builds an image with podman and tests it for real: starts it on the demo
+# model, checks health SERVING, one classify and one fill-mask request
+# (with the image's own deberta-cli), that it runs as non-root, /metrics,
+# then stops it with SIGTERM and checks that the server drained and exited
+# 0. CI runs both modes.
 #
-# No registry is reachable, so the Debian 12 base image is made here with
-# `debootstrap --variant=minbase bookworm` from the mirror in this machine's
-# apt sources and imported under the name docker/Dockerfile uses. Every
-# podman setting comes from docker/podman/ (CONTAINERS_CONF,
+#   scripts/image_test.sh          the CPU image (docker/Dockerfile, Debian 12)
+#   scripts/image_test.sh --cuda   the CUDA image (docker/Dockerfile.cuda, Debian 13, Debian's
+#                                  CUDA LibTorch), built with CUDNN=none and run without a GPU:
+#                                  --device=cpu on the demo model and on a golden model (answers
+#                                  checked against the golden logits), and --device=cuda:0 must
+#                                  exit non-zero at once saying no CUDA device is visible
+#
+# No registry is reachable, so the Debian base image is made here with
+# `debootstrap --variant=minbase` from the mirror in this machine's apt
+# sources. Every podman setting comes from docker/podman/ (CONTAINERS_CONF,
 # CONTAINERS_STORAGE_CONF); images live under $IMAGE_TEST_ROOT
 # (scripts/podman_env.sh).
 #
-#   scripts/image_test.sh          (debootstrap and podman run as root; sudo otherwise)
+# The CUDA image cannot hold cuDNN here (Debian's nvidia-cudnn downloads it
+# from NVIDIA), and Debian's CUDA LibTorch does not load without a
+# libcudnn.so.9; the test mounts a stand-in generated from the symbols
+# LibTorch imports (docker/cuda/make_cudnn_standin.sh, the image target
+# ci-cudnn-standin), which is never part of the image.
+#
+#   (debootstrap and podman run as root; sudo otherwise)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if [[ $(id -u) -ne 0 ]]; then exec sudo -E "$0" "$@"; fi
 
-BASE_IMAGE=docker.io/library/debian:bookworm-slim
-IMAGE=localhost/deberta-serve:cpu
+MODE=cpu
+case "${1:-}" in
+  "") ;;
+  --cuda) MODE=cuda ;;
+  *) echo "usage: $0 [--cuda]" >&2; exit 2 ;;
+esac
 NAME=deberta-image-test-$$
 source scripts/podman_env.sh
-debian_base_image bookworm "$BASE_IMAGE"
+RUN_FLAGS=()  # Extra `podman run` flags of every container of the image.
+if [[ $MODE == cpu ]]; then
+  BASE_IMAGE=docker.io/library/debian:bookworm-slim
+  IMAGE=localhost/deberta-serve:cpu
+  debian_base_image bookworm "$BASE_IMAGE"
+  BUILD_FLAGS=(-f docker/Dockerfile)
+else
+  BASE_IMAGE=localhost/debian:trixie-minbase  # The one scripts/libtorch2_test.sh uses too.
+  IMAGE=localhost/deberta-serve:cuda
+  debian_base_image trixie "$BASE_IMAGE"
+  BUILD_FLAGS=(-f docker/Dockerfile.cuda --build-arg BASE_IMAGE="$BASE_IMAGE" --build-arg CUDNN=none)
+fi
 
 echo "image_test: building $IMAGE"
-podman build --network host --pull=never -f docker/Dockerfile -t "$IMAGE" . >"$ROOT/build.log" 2>&1 ||
-  { tail -40 "$ROOT/build.log"; exit 1; }
+started=$SECONDS
+podman build --network host --pull=never "${BUILD_FLAGS[@]}" -t "$IMAGE" . >"$ROOT/build-$MODE.log" 2>&1 ||
+  { tail -40 "$ROOT/build-$MODE.log"; exit 1; }
+echo "image_test: built in $((SECONDS - started)) s"
 podman image inspect "$IMAGE" --format 'image_test: {{.Id}} {{.Size}} bytes, user {{.Config.User}}'
 
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
-PORT=$(free_port)
-METRICS_PORT=$(free_port)
-cleanup() { podman rm -f "$NAME" >/dev/null 2>&1 || true; }
+cleanup() { podman rm -f "$NAME" "$NAME-golden" >/dev/null 2>&1 || true; }
 trap cleanup EXIT
-podman run -d --init --network host --name "$NAME" "$IMAGE" \
-  --port="$PORT" --metrics_port="$METRICS_PORT" --threads=1 >/dev/null
 
+if [[ $MODE == cuda ]]; then
+  standin_image=localhost/deberta-serve:ci-cudnn-standin
+  podman build --network host --pull=never "${BUILD_FLAGS[@]}" --target ci-cudnn-standin \
+    -t "$standin_image" . >"$ROOT/build-standin.log" 2>&1 || { tail -40 "$ROOT/build-standin.log"; exit 1; }
+  grep "make_cudnn_standin:" "$ROOT/build-standin.log" | sed 's/^/image_test: /'
+  STANDIN=$ROOT/ci-only-cudnn-standin
+  rm -rf "$STANDIN"
+  podman create --name "$NAME-standin" "$standin_image" >/dev/null
+  podman cp "$NAME-standin:/ci-only-cudnn-standin" "$STANDIN"
+  podman rm "$NAME-standin" >/dev/null
+  podman rmi "$standin_image" >/dev/null
+
+  # The image holds LibTorch's CUDA library but no cuDNN, so it cannot start alone.
+  if podman run --rm --entrypoint /bin/sh "$IMAGE" -c 'ls /usr/lib/x86_64-linux-gnu/libcudnn*' 2>/dev/null; then
+    echo "FAIL: the CUDNN=none image holds a libcudnn"; exit 1
+  fi
+  podman run --rm --entrypoint /bin/sh "$IMAGE" -c 'ls /usr/lib/x86_64-linux-gnu/libtorch_cuda.so.*' >/dev/null
+  if podman run --rm "$IMAGE" --help >"$ROOT/no-cudnn.out" 2>&1 ||
+     ! grep -q "libcudnn.so.9" "$ROOT/no-cudnn.out"; then
+    echo "FAIL: expected the image to need libcudnn.so.9:"; cat "$ROOT/no-cudnn.out"; exit 1
+  fi
+  echo "ok   holds libtorch_cuda.so and no cuDNN; without one it does not start ($(head -1 "$ROOT/no-cudnn.out" | cut -c1-100))"
+  RUN_FLAGS=(-v "$STANDIN:/opt/ci-only-cudnn-standin:ro" -e LD_LIBRARY_PATH=/opt/ci-only-cudnn-standin)
+
+  # --device=cuda:0 without a GPU: a clear refusal at start-up, not a hang.
+  started=$SECONDS
+  if timeout 120 podman run --rm "${RUN_FLAGS[@]}" "$IMAGE" --device=cuda:0 >"$ROOT/cuda0.out" 2>&1; then
+    echo "FAIL: --device=cuda:0 started without a GPU"; cat "$ROOT/cuda0.out"; exit 1
+  fi
+  grep -q "no CUDA device is visible" "$ROOT/cuda0.out" ||
+    { echo "FAIL: --device=cuda:0 did not say why:"; cat "$ROOT/cuda0.out"; exit 1; }
+  echo "ok   --device=cuda:0 exits non-zero in $((SECONDS - started)) s: $(grep -o 'device cuda:0 requested.*visible' "$ROOT/cuda0.out" | head -1)"
+fi
+
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+
+# start NAME [podman run flags] -- [server flags]: runs the image on free
+# ports (PORT, METRICS_PORT) and waits until it is SERVING.
+start() {
+  local name=$1
+  shift
+  local run=() server=()
+  while (($#)) && [[ $1 != -- ]]; do run+=("$1"); shift; done
+  (($#)) && shift
+  server=("$@")
+  PORT=$(free_port)
+  METRICS_PORT=$(free_port)
+  podman run -d --init --network host --name "$name" "${RUN_FLAGS[@]}" "${run[@]}" "$IMAGE" \
+    --port="$PORT" --metrics_port="$METRICS_PORT" --threads=1 "${server[@]}" >/dev/null
+  for _ in $(seq 240); do
+    if podman exec "$name" deberta-cli health --server="127.0.0.1:$PORT" 2>/dev/null | grep -x SERVING >/dev/null; then
+      return 0
+    fi
+    if [ "$(podman inspect -f '{{.State.Running}}' "$name")" != true ]; then podman logs "$name"; exit 1; fi
+    sleep 0.5
+  done
+  echo "FAIL: $name not SERVING"; podman logs "$name"; exit 1
+}
+
+start "$NAME" -- --device=cpu
 cli() { podman exec "$NAME" deberta-cli "$@" --server="127.0.0.1:$PORT"; }
-for _ in $(seq 120); do
-  if cli health 2>/dev/null | grep -x SERVING >/dev/null; then break; fi
-  if [ "$(podman inspect -f '{{.State.Running}}' "$NAME")" != true ]; then podman logs "$NAME"; exit 1; fi
-  sleep 0.5
-done
-cli health | grep -x "SERVING" >/dev/null || { echo "FAIL: not SERVING"; podman logs "$NAME"; exit 1; }
 echo "ok   health SERVING"
 cli health --health_service=deberta.serving.v1.InferenceService | grep -x "SERVING" >/dev/null
 echo "ok   inference service SERVING"
+cli info | grep -E '^device: "?cpu"?$' >/dev/null || { echo "FAIL: not on the CPU"; cli info; exit 1; }
 cli classify --sequences="1 17 42 99 2" --top_k=1 | tee "$ROOT/classify.out" | grep "sequence 0:  " >/dev/null
 echo "ok   classify: $(tr '\n' ' ' <"$ROOT/classify.out" | cut -c1-120)"
 cli fill-mask --sequences="1 17 4 99 2" --top_k=3 | tee "$ROOT/fill.out" | grep "position 2" >/dev/null
@@ -57,6 +137,17 @@ metrics=$(curl -fs "http://127.0.0.1:$METRICS_PORT/metrics")
 grep -q '^deberta_model_ready 1' <<<"$metrics" || { echo "FAIL: deberta_model_ready is not 1"; exit 1; }
 echo "ok   /metrics served"
 
+if [[ $MODE == cuda ]]; then
+  # A golden model mounted at /models, as users mount theirs: the CUDA
+  # LibTorch on the CPU must give the reference's answers.
+  golden=tests/golden/b_v3_base_like
+  start "$NAME-golden" -v "$PWD/$golden:/models:ro" -- --device=cpu
+  podman exec "$NAME-golden" deberta-cli classify --server="127.0.0.1:$PORT" --json \
+    --sequences="$(python3 tests/image/golden_answers.py sequences "$golden")" >"$ROOT/golden.json"
+  echo "ok   golden $(basename "$golden"): $(python3 tests/image/golden_answers.py check "$golden" "$ROOT/golden.json")"
+  podman rm -f "$NAME-golden" >/dev/null
+fi
+
 podman stop --time 30 "$NAME" >/dev/null   # SIGTERM, through --init to the server.
 EXIT_CODE=$(podman inspect -f '{{.State.ExitCode}}' "$NAME")
 podman logs "$NAME" >"$ROOT/server.log" 2>&1
@@ -65,4 +156,4 @@ grep -q "signal 15, draining" "$ROOT/server.log" && grep -q "stopped" "$ROOT/ser
   { echo "FAIL: no drain in the log"; cat "$ROOT/server.log"; exit 1; }
 echo "ok   SIGTERM: drained, exit code 0"
 podman image prune -f >/dev/null 2>&1 || true  # Layers of earlier builds.
-echo "image_test: passed"
+echo "image_test: $MODE passed"

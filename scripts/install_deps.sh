@@ -5,6 +5,9 @@
 #   scripts/install_deps.sh                 build + test tools (what scripts/test.sh needs)
 #   scripts/install_deps.sh --build         toolchain and libraries only (image build stage)
 #   scripts/install_deps.sh --runtime-only  shared libraries the server needs (image runtime stage)
+#   scripts/install_deps.sh --cuda-build    Debian 13 (contrib, non-free): --build with the CUDA
+#                                           LibTorch and the CUDA compiler (docker/Dockerfile.cuda)
+#   scripts/install_deps.sh --cuda-runtime  Debian 13: the CUDA image's runtime libraries
 set -euo pipefail
 
 build_packages=(
@@ -31,11 +34,24 @@ runtime_packages=(
   libprometheus-cpp-core1.0 libcpp-httplib0.11 libssl3 libsentencepiece0 libicu72 ca-certificates
 )
 
+# The CUDA image, on Debian 13: Debian's CUDA LibTorch 2.6 in place of the
+# CPU one (they conflict), and nvcc with a host compiler it accepts (g++-13),
+# which LibTorch's CMake package needs to configure a CUDA build. Its
+# libcuda1 and nvidia-cudnn dependencies are met as docker/Dockerfile.cuda
+# explains. Runtime names are Debian 13's.
+cuda_build_packages=("${build_packages[@]/libtorch-dev/libtorch-cuda-dev}" nvidia-cuda-toolkit-gcc)
+cuda_runtime_packages=(
+  libtorch-cuda-2.6 libopenblas0-openmp libgrpc++1.51t64 libprotobuf32t64 libabsl20240722
+  libprometheus-cpp-core1.0 libcpp-httplib0.18 libssl3t64 libsentencepiece0 libicu76 ca-certificates
+)
+
 case "${1:-}" in
   --runtime-only) packages=("${runtime_packages[@]}") ;;
   --build) packages=("${build_packages[@]}") ;;
+  --cuda-build) packages=("${cuda_build_packages[@]}") ;;
+  --cuda-runtime) packages=("${cuda_runtime_packages[@]}") ;;
   "") packages=("${build_packages[@]}" "${test_packages[@]}") ;;
-  *) echo "usage: $0 [--build|--runtime-only]" >&2; exit 2 ;;
+  *) echo "usage: $0 [--build|--runtime-only|--cuda-build|--cuda-runtime]" >&2; exit 2 ;;
 esac
 
 if [[ -z "${1:-}" ]] && ! command -v npm >/dev/null; then packages+=(nodejs npm); fi

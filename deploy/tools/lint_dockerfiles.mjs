@@ -11,8 +11,12 @@ function projectRules(text) {
   const problems = [];
   const lines = text.replace(/\\\n/g, " ").split("\n");
   const froms = lines.filter((l) => /^\s*FROM\s/i.test(l));
+  const stages = new Set();  // Earlier stages' names: FROM <stage> names no image.
   for (const from of froms) {
-    const image = from.trim().split(/\s+/)[1];
+    const words = from.trim().split(/\s+/).filter((w) => !w.startsWith("--"));
+    const image = words[1];
+    if (words.length >= 4 && /^as$/i.test(words[2])) stages.add(words[3]);
+    if (stages.has(image) && words[3] !== image) continue;
     if (/:latest$/.test(image) || (!image.includes(":") && !image.startsWith("$"))) {
       problems.push(`FROM ${image}: pin a tag, not latest`);
     }

@@ -84,8 +84,18 @@ absl::StatusOr<LoadedNetwork> LoadNetwork(const EngineOptions& options) {
   LoadedNetwork loaded;
   DEBERTA_ASSIGN_OR_RETURN(loaded.device, ParseDevice(options.device));
   DEBERTA_ASSIGN_OR_RETURN(at::ScalarType compute_dtype, ScalarTypeFor(options.dtype, loaded.device));
-  if (loaded.device.is_cuda() && loaded.device.index() >= static_cast<int64_t>(torch::cuda::device_count())) {
-    return absl::FailedPreconditionError(absl::StrCat("device ", options.device, " does not exist"));
+  if (loaded.device.is_cuda()) {
+    const auto visible = static_cast<int64_t>(torch::cuda::device_count());
+    if (visible == 0) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "device ", options.device, " requested but no CUDA device is visible to this process "
+          "(no GPU, no NVIDIA driver, or none passed to the container: docker --gpus, CDI, "
+          "CUDA_VISIBLE_DEVICES)"));
+    }
+    if (loaded.device.index() >= visible) {
+      return absl::FailedPreconditionError(absl::StrCat("device ", options.device, " does not exist: ",
+                                                        visible, " CUDA devices are visible"));
+    }
   }
 
   const bool demo = options.model == kDemoModelName;
