@@ -5,7 +5,9 @@
 # (scripts/tsan.sh), the libFuzzer targets for a bounded time each
 # (scripts/fuzz.sh), the CPU container image built with podman and run
 # (scripts/image_test.sh), then the whole project built and tested against
-# Debian 13's LibTorch 2.6 in a container (scripts/libtorch2_test.sh).
+# Debian 13's LibTorch 2.6 in a container (scripts/libtorch2_test.sh), and
+# the CUDA image (Debian 13, Debian's CUDA LibTorch) built and run without a
+# GPU (scripts/image_test.sh --cuda).
 # Each stage's time is printed at its end.
 # This is the README's test command and what CI runs.
 set -euo pipefail
@@ -28,3 +30,4 @@ stage tsan env TSAN_BUILD_DIR="$BUILD_DIR-tsan" bash scripts/tsan.sh
 stage fuzz env FUZZ_BUILD_DIR="$BUILD_DIR-fuzz" bash scripts/fuzz.sh
 stage image_test env IMAGE_TEST_ROOT="$PWD/$BUILD_DIR/podman" bash scripts/image_test.sh
 stage libtorch2_test env IMAGE_TEST_ROOT="$PWD/$BUILD_DIR/podman" bash scripts/libtorch2_test.sh
+stage image_test_cuda env IMAGE_TEST_ROOT="$PWD/$BUILD_DIR/podman" bash scripts/image_test.sh --cuda

@@ -83,7 +83,7 @@ ServiceMetrics::ServiceMetrics(std::shared_ptr<prometheus::Registry> registry)
                              .Register(*registry_);
   auto& abandoned_seconds = prometheus::BuildCounter()
                                 .Name("deberta_abandoned_inference_seconds_total")
-                                .Help("Engine time spent on sequences whose caller had gone by the batch's end.")
+                                .Help("Engine time spent on sequences after their caller had gone (deadline passed or call cancelled).")
                                 .Register(*registry_);
   auto& queue_sequences = prometheus::BuildGauge()
                               .Name("deberta_queue_sequences")
