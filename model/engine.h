@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -35,6 +36,13 @@ struct ModelInfo {
   bool has_classifier = false;
   bool has_mlm_head = false;
   bool emd_enabled = false;  // Fill-mask uses the Enhanced Mask Decoder.
+};
+
+// A device allocator's memory, in bytes: what live tensors use, and what
+// the allocator holds from the device (used plus its cache).
+struct DeviceMemoryUse {
+  int64_t allocated_bytes = 0;
+  int64_t reserved_bytes = 0;
 };
 
 // One input sequence: token ids as the tokenizer produced them (special
@@ -100,6 +108,10 @@ class Engine {
   // Prepares the calling thread to run every later batch, and warms up.
   // Called once, before the first batch. The default does nothing.
   virtual absl::Status InitializeThread() { return absl::OkStatus(); }
+
+  // The engine's device memory (GPU engines), for the metrics; nullopt
+  // where there is none to report (the CPU). Any thread may call it.
+  virtual std::optional<DeviceMemoryUse> DeviceMemory() const { return std::nullopt; }
 
   // Which rows of the batch still have a caller: one flag per input, in
   // order. Engines ask between layers and stop computing the rows no longer

@@ -15,6 +15,8 @@ ABSL_FLAG(int, threads, 0,
           "CPU threads for the model (0 = the CPUs this process may use, within its cgroup CPU limit)");
 ABSL_FLAG(std::string, emd, "auto", "Fill-mask decoder: auto, emd (Enhanced Mask Decoder) or plain");
 ABSL_FLAG(int64_t, max_sequence_length, 0, "Longest sequence in tokens (0 = the model's limit)");
+ABSL_FLAG(bool, allow_tf32, false,
+          "GPU float32 matrix products in TF32 (faster, ~3 significant digits; off keeps float32 exact)");
 
 namespace deberta::model {
 
@@ -40,6 +42,7 @@ absl::StatusOr<EngineOptions> EngineOptionsFromFlags() {
   }
   options.num_threads = threads;
   options.max_sequence_length = absl::GetFlag(FLAGS_max_sequence_length);
+  options.allow_tf32 = absl::GetFlag(FLAGS_allow_tf32);
   if (options.max_sequence_length < 0) {
     return absl::InvalidArgumentError(absl::StrCat("--max_sequence_length is ", options.max_sequence_length,
                                                    "; it must be >= 0 (0: the model's limit)"));

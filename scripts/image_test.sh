@@ -20,9 +20,9 @@
 #
 # The CUDA image cannot hold cuDNN here (Debian's nvidia-cudnn downloads it
 # from NVIDIA), and Debian's CUDA LibTorch does not load without a
-# libcudnn.so.9; the test mounts a stand-in generated from the symbols
-# LibTorch imports (docker/cuda/make_cudnn_standin.sh, the image target
-# ci-cudnn-standin), which is never part of the image.
+# libcudnn.so.9; the test mounts a stand-in it generates, on this machine,
+# from the symbols the image's libtorch_cuda.so imports
+# (docker/cuda/make_cudnn_standin.sh), which is never part of an image.
 #
 #   (debootstrap and podman run as root; sudo otherwise)
 set -euo pipefail
@@ -61,16 +61,12 @@ cleanup() { podman rm -f "$NAME" "$NAME-golden" >/dev/null 2>&1 || true; }
 trap cleanup EXIT
 
 if [[ $MODE == cuda ]]; then
-  standin_image=localhost/deberta-serve:ci-cudnn-standin
-  podman build --network host --pull=never "${BUILD_FLAGS[@]}" --target ci-cudnn-standin \
-    -t "$standin_image" . >"$ROOT/build-standin.log" 2>&1 || { tail -40 "$ROOT/build-standin.log"; exit 1; }
-  grep "make_cudnn_standin:" "$ROOT/build-standin.log" | sed 's/^/image_test: /'
   STANDIN=$ROOT/ci-only-cudnn-standin
   rm -rf "$STANDIN"
-  podman create --name "$NAME-standin" "$standin_image" >/dev/null
-  podman cp "$NAME-standin:/ci-only-cudnn-standin" "$STANDIN"
-  podman rm "$NAME-standin" >/dev/null
-  podman rmi "$standin_image" >/dev/null
+  rootfs=$(podman image mount "$IMAGE")
+  bash docker/cuda/make_cudnn_standin.sh "$(find "$rootfs/usr/lib/x86_64-linux-gnu" -name 'libtorch_cuda.so.*.*' | head -1)" \
+    "$STANDIN" | sed 's/^/image_test: /'
+  podman image unmount "$IMAGE" >/dev/null
 
   # The image holds LibTorch's CUDA library but no cuDNN, so it cannot start alone.
   if podman run --rm --entrypoint /bin/sh "$IMAGE" -c 'ls /usr/lib/x86_64-linux-gnu/libcudnn*' 2>/dev/null; then

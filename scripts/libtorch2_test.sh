@@ -8,7 +8,10 @@
 # The trixie root comes from debootstrap (no registry here) and becomes the
 # image docker/Dockerfile.trixie-build, which podman keeps under
 # $IMAGE_TEST_ROOT (scripts/podman_env.sh). The source is mounted read-only;
-# the build folder (and its ccache) is $ROOT/libtorch2-build.
+# the build folder is $ROOT/libtorch2-build, its ccache outside the checkout
+# ($DEBERTA_CCACHE_DIR, default /var/tmp/deberta-serve-ccache, like the
+# host build's ~/.cache/ccache), so that a new clone rebuilds only what
+# changed.
 # Not run there: the browser and OpenAPI checks (WebTest) and the Go example,
 # whose tools are not in the image; the deploy and integration labels, which
 # do not depend on LibTorch.
@@ -31,10 +34,11 @@ podman build --network host --pull=never --build-arg BASE_IMAGE="$BASE_IMAGE" \
 echo "libtorch2_test: image ready in $((SECONDS - started)) s"
 
 BUILD=$ROOT/libtorch2-build
-mkdir -p "$BUILD"
+CCACHE=${DEBERTA_CCACHE_DIR:-/var/tmp/deberta-serve-ccache}/libtorch2
+mkdir -p "$BUILD" "$CCACHE"
 started=$SECONDS
-podman run --rm --network host -v "$PWD:/src:ro" -v "$BUILD:/build" \
-  -e CCACHE_DIR=/build/ccache -e GTEST_FILTER='-WebTest.*' "$IMAGE" bash -c '
+podman run --rm --network host -v "$PWD:/src:ro" -v "$BUILD:/build" -v "$CCACHE:/ccache" \
+  -e CCACHE_DIR=/ccache -e GTEST_FILTER='-WebTest.*' "$IMAGE" bash -c '
   set -euo pipefail
   for p in libtorch-dev libgrpc++-dev libabsl-dev libprotobuf-dev g++; do
     echo "libtorch2_test: $p $(dpkg-query -W -f="\${Version}" "$p")"

@@ -316,6 +316,9 @@ void Batcher::Execute(Endpoint endpoint, Tasks batch, absl::Time now) {
     if (callers.abandoned() > absl::ZeroDuration()) {
       metrics_->RecordAbandonedInference(endpoint, callers.abandoned());
     }
+    if (const auto memory = engine_->DeviceMemory()) {
+      metrics_->SetDeviceMemory(memory->allocated_bytes, memory->reserved_bytes);
+    }
   }
   if (absl::IsCancelled(status)) {
     // Stopped for want of callers: each is answered as what it was.

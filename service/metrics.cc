@@ -165,6 +165,23 @@ void ServiceMetrics::SetQueueDepth(Endpoint endpoint, size_t sequences, int64_t 
 }
 
 void ServiceMetrics::AddInflight(int delta) { inflight_->Increment(delta); }
+void ServiceMetrics::SetDeviceMemory(int64_t allocated_bytes, int64_t reserved_bytes) {
+  if (device_allocated_ == nullptr) {
+    device_allocated_ = &prometheus::BuildGauge()
+                             .Name("deberta_device_memory_allocated_bytes")
+                             .Help("Device memory held by live tensors (the allocator's in-use bytes).")
+                             .Register(*registry_)
+                             .Add({});
+    device_reserved_ = &prometheus::BuildGauge()
+                            .Name("deberta_device_memory_reserved_bytes")
+                            .Help("Device memory the allocator holds: in use plus its cache.")
+                            .Register(*registry_)
+                            .Add({});
+  }
+  device_allocated_->Set(static_cast<double>(allocated_bytes));
+  device_reserved_->Set(static_cast<double>(reserved_bytes));
+}
+
 void ServiceMetrics::SetModelReady(bool ready) { model_ready_->Set(ready ? 1 : 0); }
 void ServiceMetrics::SetDraining(bool draining) { draining_->Set(draining ? 1 : 0); }
 

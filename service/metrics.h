@@ -50,6 +50,11 @@ class ServiceMetrics {
   // end (cancelled, or past the deadline): the batch's time times their
   // share of it.
   void RecordAbandonedInference(Endpoint endpoint, absl::Duration wasted);
+  // The engine's device memory after a batch (GPU engines):
+  // deberta_device_memory_{allocated,reserved}_bytes, created at the first
+  // call, so a CPU server has none. Call from one thread only (the
+  // batcher's executor).
+  void SetDeviceMemory(int64_t allocated_bytes, int64_t reserved_bytes);
   void RecordRejection(RejectionReason reason);
   void SetQueueDepth(Endpoint endpoint, size_t sequences, int64_t tokens);
   void AddInflight(int delta);
@@ -81,6 +86,8 @@ class ServiceMetrics {
   prometheus::Gauge* inflight_;
   prometheus::Gauge* model_ready_;
   prometheus::Gauge* draining_;
+  prometheus::Gauge* device_allocated_ = nullptr;  // Created by SetDeviceMemory.
+  prometheus::Gauge* device_reserved_ = nullptr;
 };
 
 }  // namespace deberta::service

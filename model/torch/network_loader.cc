@@ -165,6 +165,9 @@ absl::StatusOr<LoadedNetwork> LoadNetwork(const EngineOptions& options) {
     return absl::InvalidArgumentError("EMD requested but the checkpoint has no MLM head");
   }
 
+  // Process-wide LibTorch settings; they matter on CUDA devices only.
+  at::globalContext().setAllowTF32CuBLAS(options.allow_tf32);
+  at::globalContext().setAllowTF32CuDNN(options.allow_tf32);
   try {
     loaded.network->to(loaded.device);
     loaded.network->Prepare(compute_dtype);

@@ -16,36 +16,6 @@
 namespace deberta::model {
 namespace {
 
-// Right-pads `sequences` into one batch on `device` (docs/deberta-model.md section 2: positions are
-// always 0..L-1, so padding goes on the right).
-NetworkInputs PadBatch(const std::vector<const Sequence*>& sequences, bool use_token_types,
-                       const c10::Device& device) {
-  const int64_t batch = static_cast<int64_t>(sequences.size());
-  int64_t length = 0;
-  for (const Sequence* s : sequences) length = std::max<int64_t>(length, s->token_ids.size());
-  at::Tensor ids = at::zeros({batch, length}, at::kLong);
-  at::Tensor mask = at::zeros({batch, length}, at::kFloat);
-  at::Tensor types = use_token_types ? at::zeros({batch, length}, at::kLong) : at::Tensor();
-  auto ids_a = ids.accessor<int64_t, 2>();
-  auto mask_a = mask.accessor<float, 2>();
-  for (int64_t b = 0; b < batch; ++b) {
-    const Sequence& s = *sequences[b];
-    for (size_t t = 0; t < s.token_ids.size(); ++t) {
-      ids_a[b][t] = s.token_ids[t];
-      mask_a[b][t] = 1.0f;
-    }
-    if (use_token_types) {
-      auto types_a = types.accessor<int64_t, 2>();
-      for (size_t t = 0; t < s.token_type_ids.size(); ++t) types_a[b][t] = s.token_type_ids[t];
-    }
-  }
-  NetworkInputs inputs;
-  inputs.input_ids = ids.to(device);
-  inputs.mask = mask.to(device);
-  if (use_token_types) inputs.token_type_ids = types.to(device);
-  return inputs;
-}
-
 // The one place LibTorch exceptions become statuses. Out of memory is
 // ResourceExhausted: CUDA's as c10::OutOfMemoryError, the CPU allocator's
 // as std::bad_alloc or (LibTorch's DefaultCPUAllocator) a c10::Error that
@@ -78,12 +48,44 @@ auto RunGuarded(Fn&& fn) -> decltype(fn()) {
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<TorchEngine>> TorchEngine::Create(const EngineOptions& options) {
-  DEBERTA_ASSIGN_OR_RETURN(LoadedNetwork loaded, LoadNetwork(options));
   if (options.max_logits_bytes_per_chunk <= 0) {
     return absl::InvalidArgumentError("max_logits_bytes_per_chunk must be > 0");
   }
-  return std::unique_ptr<TorchEngine>(new TorchEngine(
-      std::move(loaded), ResolveThreadCount(options.num_threads), options.max_logits_bytes_per_chunk));
+  DEBERTA_ASSIGN_OR_RETURN(LoadedNetwork loaded, LoadNetwork(options));
+  DEBERTA_ASSIGN_OR_RETURN(std::unique_ptr<DeviceRuntime> runtime, MakeDeviceRuntime(loaded.device));
+  return std::unique_ptr<TorchEngine>(new TorchEngine(std::move(loaded), std::move(runtime),
+                                                      ResolveThreadCount(options.num_threads),
+                                                      options.max_logits_bytes_per_chunk));
+}
+
+NetworkInputs TorchEngine::PadBatch(const std::vector<const Sequence*>& sequences) {
+  // Positions are always 0..L-1 (docs/deberta-model.md section 2), so
+  // padding goes on the right.
+  const bool use_token_types = loaded_.config.type_vocab_size > 0;
+  const int64_t batch = static_cast<int64_t>(sequences.size());
+  int64_t length = 0;
+  for (const Sequence* s : sequences) length = std::max<int64_t>(length, s->token_ids.size());
+  at::Tensor ids = runtime_->HostTensor({batch, length}, at::kLong).zero_();
+  at::Tensor mask = runtime_->HostTensor({batch, length}, at::kFloat).zero_();
+  at::Tensor types = use_token_types ? runtime_->HostTensor({batch, length}, at::kLong).zero_() : at::Tensor();
+  auto ids_a = ids.accessor<int64_t, 2>();
+  auto mask_a = mask.accessor<float, 2>();
+  for (int64_t b = 0; b < batch; ++b) {
+    const Sequence& s = *sequences[b];
+    for (size_t t = 0; t < s.token_ids.size(); ++t) {
+      ids_a[b][t] = s.token_ids[t];
+      mask_a[b][t] = 1.0f;
+    }
+    if (use_token_types) {
+      auto types_a = types.accessor<int64_t, 2>();
+      for (size_t t = 0; t < s.token_type_ids.size(); ++t) types_a[b][t] = s.token_type_ids[t];
+    }
+  }
+  NetworkInputs inputs;
+  inputs.input_ids = runtime_->ToDevice(ids);
+  inputs.mask = runtime_->ToDevice(mask);
+  if (use_token_types) inputs.token_type_ids = runtime_->ToDevice(types);
+  return inputs;
 }
 
 absl::Status TorchEngine::InitializeThread() {
@@ -93,6 +95,7 @@ absl::Status TorchEngine::InitializeThread() {
   // a 2-thread team on the batcher's thread ran a deberta-base forward 15%
   // slower while the loading thread also held one. So the loading thread
   // keeps one thread (ConfigureRuntime(1) in main) and this one gets all.
+  runtime_->EnterThread();
   at::set_num_threads(num_threads_);
   // One small forward per head on this thread, where every later batch
   // runs: allocates the first buffers, loads kernels and starts the
@@ -121,7 +124,7 @@ absl::StatusOr<std::vector<ClassifyOutput>> TorchEngine::RunClassify(absl::Span<
   for (const Sequence& sequence : batch) sequences.push_back(&sequence);
   if (sequences.empty()) return std::vector<ClassifyOutput>{};
   return RunGuarded([&]() -> absl::StatusOr<std::vector<ClassifyOutput>> {
-    NetworkInputs inputs = PadBatch(sequences, loaded_.config.type_vocab_size > 0, loaded_.device);
+    NetworkInputs inputs = PadBatch(sequences);
     inputs.rows_wanted = rows_wanted ? &rows_wanted : nullptr;
     std::vector<int64_t> rows;  // The input rows computed to the end.
     at::Tensor logits =
@@ -163,7 +166,7 @@ absl::StatusOr<std::vector<FillMaskOutput>> TorchEngine::RunFillMask(absl::Span<
   // Rows whose [rows, V] float32 logits fit the chunk budget.
   const int64_t chunk_rows = std::max<int64_t>(1, max_logits_bytes_per_chunk_ / (vocab * 4));
   return RunGuarded([&]() -> absl::StatusOr<std::vector<FillMaskOutput>> {
-    NetworkInputs inputs = PadBatch(sequences, loaded_.config.type_vocab_size > 0, loaded_.device);
+    NetworkInputs inputs = PadBatch(sequences);
     inputs.rows_wanted = rows_wanted ? &rows_wanted : nullptr;
     std::vector<int64_t> entries;  // Entries of batch_index/position computed.
     const at::Tensor states =

@@ -8,6 +8,7 @@
 #include <memory>
 
 #include "model/engine.h"
+#include "model/torch/device_runtime.h"
 #include "model/torch/network_loader.h"
 
 namespace deberta::model {
@@ -19,21 +20,30 @@ class TorchEngine final : public Engine {
   static absl::StatusOr<std::unique_ptr<TorchEngine>> Create(const EngineOptions& options);
 
   const ModelInfo& info() const override { return loaded_.info; }
-  // Sets the calling thread's intra-op thread count (a per-thread setting
-  // of LibTorch's OpenMP pool) and runs one small forward per head.
+  // Makes the engine's device and stream current on the calling thread,
+  // sets its intra-op thread count (a per-thread setting of LibTorch's
+  // OpenMP pool) and runs one small forward per head.
   absl::Status InitializeThread() override;
+  std::optional<DeviceMemoryUse> DeviceMemory() const override { return runtime_->Memory(); }
  private:
   absl::StatusOr<std::vector<ClassifyOutput>> RunClassify(absl::Span<const Sequence> batch,
                                                           const RowsWanted& rows_wanted) override;
   absl::StatusOr<std::vector<FillMaskOutput>> RunFillMask(absl::Span<const MaskedSequence> batch,
                                                           const RowsWanted& rows_wanted) override;
 
-  TorchEngine(LoadedNetwork loaded, int num_threads, int64_t max_logits_bytes_per_chunk)
+  TorchEngine(LoadedNetwork loaded, std::unique_ptr<DeviceRuntime> runtime, int num_threads,
+              int64_t max_logits_bytes_per_chunk)
       : loaded_(std::move(loaded)),
+        runtime_(std::move(runtime)),
         num_threads_(num_threads),
         max_logits_bytes_per_chunk_(max_logits_bytes_per_chunk) {}
 
+  // Right-pads the sequences into one batch, staged in the runtime's host
+  // memory and copied to the device once.
+  NetworkInputs PadBatch(const std::vector<const Sequence*>& sequences);
+
   LoadedNetwork loaded_;
+  const std::unique_ptr<DeviceRuntime> runtime_;
   const int num_threads_;  // Intra-op threads of the executor thread.
   const int64_t max_logits_bytes_per_chunk_;  // See EngineOptions.
 };

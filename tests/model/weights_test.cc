@@ -171,6 +171,31 @@ TEST(NetworkLoaderTest, BadOptionsAreClearErrors) {
   EXPECT_EQ(LoadNetwork(options).status().code(), absl::StatusCode::kInvalidArgument);
 }
 
+TEST(NetworkLoaderTest, Tf32IsOffUnlessAllowed) {
+  EngineOptions options;
+  at::globalContext().setAllowTF32CuBLAS(true);  // As a previous engine may have left it.
+  ASSERT_TRUE(LoadNetwork(options).ok());
+  EXPECT_FALSE(at::globalContext().allowTF32CuBLAS());
+  EXPECT_FALSE(at::globalContext().allowTF32CuDNN());
+  options.allow_tf32 = true;
+  ASSERT_TRUE(LoadNetwork(options).ok());
+  EXPECT_TRUE(at::globalContext().allowTF32CuBLAS());
+  EXPECT_TRUE(at::globalContext().allowTF32CuDNN());
+  options.allow_tf32 = false;
+  ASSERT_TRUE(LoadNetwork(options).ok());
+}
+
+TEST(NetworkLoaderTest, ACudaDeviceWithoutOneIsAClearError) {
+  EngineOptions options;
+  options.device = "cuda:0";
+  const absl::Status status = LoadNetwork(options).status();
+  EXPECT_EQ(status.code(), absl::StatusCode::kFailedPrecondition);
+  // A CPU-only LibTorch says so; a CUDA one on a machine without a GPU
+  // (the CUDA image's test) says no device is visible.
+  EXPECT_THAT(std::string(status.message()),
+              ::testing::AnyOf(HasSubstr("has no CUDA support"), HasSubstr("no CUDA device is visible")));
+}
+
 TEST(NetworkLoaderTest, EmdDecisionFollowsTheSpecRule) {
   EngineOptions options;
   options.model = CaseDir("a_v1_base_like");

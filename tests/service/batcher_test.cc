@@ -24,6 +24,7 @@ using ::deberta::testing::FakeClock;
 using ::deberta::testing::FakeEngine;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 // What one scheduled sequence came to.
 struct Outcome {
@@ -270,6 +271,25 @@ TEST_F(BatcherTest, StopsABatchOnceEveryCallerHasGoneAndDropsTheGoneFromOneWithA
   // second (2 s, two sequences) the gone one's share after it left (0.5 s).
   const std::string text = prometheus::TextSerializer().Serialize(registry->Collect());
   EXPECT_THAT(text, HasSubstr("deberta_abandoned_inference_seconds_total{endpoint=\"classify\"} 1.5\n"));
+}
+
+TEST_F(BatcherTest, ExportsTheEnginesDeviceMemoryAfterEachBatchAndNoneForACpuEngine) {
+  options_.batch_timeout = absl::ZeroDuration();
+  auto registry = std::make_shared<prometheus::Registry>();
+  ServiceMetrics metrics(registry);
+  Start(&metrics);
+  std::vector<std::shared_ptr<Outcome>> outcomes;
+  ASSERT_TRUE(ScheduleTask(Endpoint::kClassify, {Tokens(1, 5)}, &outcomes).ok());
+  AwaitAll(outcomes);
+  const std::string cpu = prometheus::TextSerializer().Serialize(registry->Collect());
+  EXPECT_THAT(cpu, Not(HasSubstr("deberta_device_memory")));
+
+  engine_.ReportDeviceMemory(model::DeviceMemoryUse{1 << 20, 3 << 20});
+  ASSERT_TRUE(ScheduleTask(Endpoint::kClassify, {Tokens(2, 5)}, &outcomes).ok());
+  AwaitAll(outcomes);
+  const std::string gpu = prometheus::TextSerializer().Serialize(registry->Collect());
+  EXPECT_THAT(gpu, HasSubstr("deberta_device_memory_allocated_bytes 1048576\n"));
+  EXPECT_THAT(gpu, HasSubstr("deberta_device_memory_reserved_bytes 3145728\n"));
 }
 
 TEST_F(BatcherTest, FullQueueRejectsWholeRequestAtOnce) {

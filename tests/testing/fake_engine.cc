@@ -25,6 +25,16 @@ absl::Status FakeEngine::InitializeThread() {
   return initialization_failure_;
 }
 
+std::optional<model::DeviceMemoryUse> FakeEngine::DeviceMemory() const {
+  absl::MutexLock lock(&mu_);
+  return device_memory_;
+}
+
+void FakeEngine::ReportDeviceMemory(std::optional<model::DeviceMemoryUse> memory) {
+  absl::MutexLock lock(&mu_);
+  device_memory_ = memory;
+}
+
 std::thread::id FakeEngine::initialized_thread() const {
   absl::MutexLock lock(&mu_);
   return initialized_thread_;

@@ -24,7 +24,9 @@ class FakeEngine final : public model::Engine {
   // Records the calling thread and how many batches ran before; returns
   // what FailInitializationWith set (OK by default).
   absl::Status InitializeThread() override;
-
+  // What ReportDeviceMemory set (nullopt, like a CPU engine, by default).
+  std::optional<model::DeviceMemoryUse> DeviceMemory() const override;
+  void ReportDeviceMemory(std::optional<model::DeviceMemoryUse> memory);
 
   // The first token id of every sequence of every batch run so far.
   std::vector<std::vector<int32_t>> BatchesByFirstToken() const;
@@ -67,6 +69,7 @@ class FakeEngine final : public model::Engine {
   std::thread::id initialized_thread_ ABSL_GUARDED_BY(mu_);
   int batches_before_initialization_ ABSL_GUARDED_BY(mu_) = -1;
   bool blocked_ ABSL_GUARDED_BY(mu_) = false;
+  std::optional<model::DeviceMemoryUse> device_memory_ ABSL_GUARDED_BY(mu_);
   int waiting_inside_ ABSL_GUARDED_BY(mu_) = 0;
 };
 
