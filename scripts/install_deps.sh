@@ -42,7 +42,8 @@ runtime_packages=(
 cuda_build_packages=("${build_packages[@]/libtorch-dev/libtorch-cuda-dev}" nvidia-cuda-toolkit-gcc)
 cuda_runtime_packages=(
   libtorch-cuda-2.6 libopenblas0-openmp libgrpc++1.51t64 libprotobuf32t64 libabsl20240722
-  libprometheus-cpp-core1.0 libcpp-httplib0.18 libssl3t64 libsentencepiece0 libicu76 ca-certificates
+  libprometheus-cpp-core1.0 libcpp-httplib0.18 libssl3t64 libsentencepiece0 libicu76 libgoogle-glog0v6t64
+  ca-certificates
 )
 
 case "${1:-}" in

@@ -3,6 +3,7 @@
 
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
+#include <ATen/detail/CUDAHooksInterface.h>
 #include <torch/cuda.h>
 
 #include <glog/logging.h>
@@ -70,7 +71,10 @@ absl::StatusOr<c10::Device> ParseDevice(const std::string& name) {
     if (name.size() > 4 && !absl::SimpleAtoi(name.substr(5), &index)) {
       return absl::InvalidArgumentError(absl::StrCat("bad device '", name, "' (expected cuda:N)"));
     }
-    if (!at::hasCUDA()) {
+    // Whether this LibTorch was built with CUDA (its CUDA library registered
+    // its hooks); at::hasCUDA() would also say false for a CUDA build on a
+    // machine without a GPU, which the device count below reports.
+    if (!at::detail::getCUDAHooks().hasCUDART()) {
       return absl::FailedPreconditionError(
           absl::StrCat("device ", name, " requested but this LibTorch build has no CUDA support"));
     }
