@@ -16,6 +16,12 @@ Histogram::BucketBoundaries TokenBuckets() {
   return {16, 64, 256, 512, 1024, 2048, 4096, 8192, 16384, 32768};
 }
 
+// One series without labels, the shape of every plain gauge here.
+prometheus::Gauge& UnlabelledGauge(prometheus::Registry& registry, const std::string& name,
+                                   const std::string& help) {
+  return prometheus::BuildGauge().Name(name).Help(help).Register(registry).Add({});
+}
+
 }  // namespace
 
 ServiceMetrics::ServiceMetrics(std::shared_ptr<prometheus::Registry> registry)
@@ -106,21 +112,10 @@ ServiceMetrics::ServiceMetrics(std::shared_ptr<prometheus::Registry> registry)
     queue_sequences_[k] = &queue_sequences.Add(labels);
     queue_tokens_[k] = &queue_tokens.Add(labels);
   }
-  inflight_ = &prometheus::BuildGauge()
-                   .Name("deberta_inflight_requests")
-                   .Help("RPCs accepted and not yet answered.")
-                   .Register(*registry_)
-                   .Add({});
-  model_ready_ = &prometheus::BuildGauge()
-                      .Name("deberta_model_ready")
-                      .Help("1 once the model is loaded and warmed up.")
-                      .Register(*registry_)
-                      .Add({});
-  draining_ = &prometheus::BuildGauge()
-                   .Name("deberta_draining")
-                   .Help("1 while the server drains before exit.")
-                   .Register(*registry_)
-                   .Add({});
+  inflight_ = &UnlabelledGauge(*registry_, "deberta_inflight_requests", "RPCs accepted and not yet answered.");
+  model_ready_ =
+      &UnlabelledGauge(*registry_, "deberta_model_ready", "1 once the model is loaded and warmed up.");
+  draining_ = &UnlabelledGauge(*registry_, "deberta_draining", "1 while the server drains before exit.");
 }
 
 void ServiceMetrics::RecordRequest(Endpoint endpoint, Protocol protocol, absl::StatusCode code,
@@ -167,16 +162,10 @@ void ServiceMetrics::SetQueueDepth(Endpoint endpoint, size_t sequences, int64_t 
 void ServiceMetrics::AddInflight(int delta) { inflight_->Increment(delta); }
 void ServiceMetrics::SetDeviceMemory(int64_t allocated_bytes, int64_t reserved_bytes) {
   if (device_allocated_ == nullptr) {
-    device_allocated_ = &prometheus::BuildGauge()
-                             .Name("deberta_device_memory_allocated_bytes")
-                             .Help("Device memory held by live tensors (the allocator's in-use bytes).")
-                             .Register(*registry_)
-                             .Add({});
-    device_reserved_ = &prometheus::BuildGauge()
-                            .Name("deberta_device_memory_reserved_bytes")
-                            .Help("Device memory the allocator holds: in use plus its cache.")
-                            .Register(*registry_)
-                            .Add({});
+    device_allocated_ = &UnlabelledGauge(*registry_, "deberta_device_memory_allocated_bytes",
+                                         "Device memory held by live tensors (the allocator's in-use bytes).");
+    device_reserved_ = &UnlabelledGauge(*registry_, "deberta_device_memory_reserved_bytes",
+                                        "Device memory the allocator holds: in use plus its cache.");
   }
   device_allocated_->Set(static_cast<double>(allocated_bytes));
   device_reserved_->Set(static_cast<double>(reserved_bytes));
