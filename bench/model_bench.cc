@@ -1,11 +1,17 @@
 // Model speed: random-weight models of deberta-base (v1) and
-// deberta-v3-base size, classification forward, at 1x128, 8x128 and 32x64
-// tokens, in float32 and bfloat16. Reports tokens/s and the model's
-// linear-layer GFLOP/s as a fraction of a plain GEMM's GFLOP/s measured in
-// the same process (same threads, same dtype), plus minor page faults per
-// forward (glibc returning freed tensors to the OS shows up here).
+// deberta-v3-base size, classification forward, by default at 1x128, 8x128
+// and 32x64 tokens, in float32 and bfloat16, on the CPU. Reports tokens/s
+// and the model's linear-layer GFLOP/s as a fraction of a plain GEMM's
+// GFLOP/s measured in the same process (same threads, same dtype), plus
+// minor page faults per forward (glibc returning freed tensors to the OS
+// shows up here).
 //
 //   build/bench/model_bench --threads=2 [--default_malloc] [--benchmark_filter=...]
+//       [--device=cpu|cuda:N] [--dtypes=fp32,bf16,fp16] [--configs=v1,v3]
+//       [--shapes=1x128,8x128,32x64] [--min_time=2]
+//
+// On a CUDA device each timed forward ends with its logits copied to the
+// host, as the engine does, so the time covers the kernels.
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
 #include <benchmark/benchmark.h>
@@ -13,9 +19,15 @@
 #include <sys/resource.h>
 
 #include <chrono>
+#include <iostream>
 #include <map>
+#include <string>
+#include <utility>
+#include <vector>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "model/torch/deberta_model.h"
 #include "model/runtime.h"
 #include "model/torch/network_loader.h"
@@ -25,6 +37,11 @@ namespace {
 
 int g_threads = 2;
 bool g_default_malloc = false;  // --default_malloc: skip the mallopt tuning.
+c10::Device g_device(c10::kCPU);
+std::vector<at::ScalarType> g_dtypes = {at::kFloat, at::kBFloat16};
+std::vector<std::string> g_configs = {"v1", "v3"};
+std::vector<std::pair<int64_t, int64_t>> g_shapes = {{1, 128}, {8, 128}, {32, 64}};
+double g_min_time = 2.0;
 
 const char* kBaseV1 = R"({"model_type": "deberta", "vocab_size": 50265, "hidden_size": 768,
   "num_hidden_layers": 12, "num_attention_heads": 12, "intermediate_size": 3072,
@@ -42,17 +59,20 @@ long MinorFaults() {
   return usage.ru_minflt;
 }
 
-// GFLOP/s of one [tokens, H] x [H, I] GEMM (the FFN shape) in `dtype`.
+// GFLOP/s of one [tokens, H] x [H, I] GEMM (the FFN shape) in `dtype` on
+// the device (in rounds of 10 that end by reading one value back).
 double GemmGflops(int64_t tokens, int64_t in, int64_t out, at::ScalarType dtype) {
   c10::InferenceMode guard;
-  at::Tensor x = at::randn({tokens, in}).to(dtype), w = at::randn({out, in}).to(dtype);
-  for (int i = 0; i < 3; ++i) at::linear(x, w);
+  at::Tensor x = at::randn({tokens, in}).to(g_device, dtype), w = at::randn({out, in}).to(g_device, dtype);
+  for (int i = 0; i < 3; ++i) at::linear(x, w)[0][0].item<float>();
   int iterations = 0;
   auto start = std::chrono::steady_clock::now();
   double seconds = 0;
   while (seconds < 0.5) {
-    at::linear(x, w);
-    ++iterations;
+    at::Tensor y;
+    for (int i = 0; i < 10; ++i) y = at::linear(x, w);
+    y[0][0].item<float>();
+    iterations += 10;
     seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   }
   return 2.0 * tokens * in * out * iterations / seconds / 1e9;
@@ -84,6 +104,7 @@ Prepared& Network(const std::string& which, at::ScalarType dtype) {
       }
     }
   }
+  p.network->to(g_device);
   p.network->Prepare(dtype);
   return cache.emplace(key, std::move(p)).first->second;
 }
@@ -101,12 +122,13 @@ void BM_Classify(benchmark::State& state, const std::string& which, at::ScalarTy
   Prepared& p = Network(which, dtype);
   const double gemm = GemmGflops(tokens, p.config.hidden_size, p.config.intermediate_size, dtype);
   c10::InferenceMode guard;
-  NetworkInputs inputs{at::randint(5, 1000, {batch, length}, at::kLong), at::Tensor(),
-                       at::ones({batch, length})};
+  NetworkInputs inputs{at::randint(5, 1000, {batch, length}, at::kLong).to(g_device), at::Tensor(),
+                       at::ones({batch, length}).to(g_device)};
   std::vector<int64_t> rows;
-  for (int i = 0; i < 2; ++i) p.network->ClassifierLogits(inputs, &rows);  // Warm-up.
+  auto forward = [&] { return p.network->ClassifierLogits(inputs, &rows).to(at::kCPU); };
+  for (int i = 0; i < 2; ++i) forward();  // Warm-up.
   const long faults_before = MinorFaults();
-  for (auto _ : state) benchmark::DoNotOptimize(p.network->ClassifierLogits(inputs, &rows));
+  for (auto _ : state) benchmark::DoNotOptimize(forward());
   const double forwards = static_cast<double>(state.iterations());
   state.counters["tokens_per_s"] = benchmark::Counter(tokens * forwards, benchmark::Counter::kIsRate);
   state.counters["linear_gflops"] =
@@ -132,27 +154,76 @@ class RatioReporter : public benchmark::ConsoleReporter {
   }
 };
 
+const char* DTypeName(at::ScalarType dtype) {
+  return dtype == at::kFloat ? "fp32" : dtype == at::kBFloat16 ? "bf16" : "fp16";
+}
+
 void RegisterAll() {
-  for (const char* which : {"v1", "v3"}) {
-    for (at::ScalarType dtype : {at::kFloat, at::kBFloat16}) {
+  for (const std::string& which : g_configs) {
+    for (at::ScalarType dtype : g_dtypes) {
       auto* b = benchmark::RegisterBenchmark(
-          absl::StrCat("Classify/deberta_base_", which, "/", dtype == at::kFloat ? "fp32" : "bf16")
-              .c_str(),
+          absl::StrCat("Classify/deberta_base_", which, "/", DTypeName(dtype)).c_str(),
           [which, dtype](benchmark::State& s) { BM_Classify(s, which, dtype); });
-      b->Args({1, 128})->Args({8, 128})->Args({32, 64})->ArgNames({"batch", "len"});
-      b->Unit(benchmark::kMillisecond)->UseRealTime()->MinTime(2.0);
+      for (const auto& [batch, length] : g_shapes) b->Args({batch, length});
+      b->ArgNames({"batch", "len"});
+      b->Unit(benchmark::kMillisecond)->UseRealTime()->MinTime(g_min_time);
     }
   }
+}
+
+// Our flags (--name=value); false for a bad value. Google Benchmark parses
+// its own (--benchmark_*) afterwards.
+bool ParseFlags(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    const size_t eq = arg.find('=');
+    const std::string name = arg.substr(0, eq), value = eq == std::string::npos ? "" : arg.substr(eq + 1);
+    if (name == "--threads") {
+      if (!absl::SimpleAtoi(value, &g_threads) || g_threads < 1) return false;
+    } else if (name == "--default_malloc") {
+      g_default_malloc = true;
+    } else if (name == "--device") {
+      g_device = c10::Device(value);  // Throws for a malformed name.
+    } else if (name == "--min_time") {
+      if (!absl::SimpleAtod(value, &g_min_time) || g_min_time <= 0) return false;
+    } else if (name == "--dtypes") {
+      g_dtypes.clear();
+      for (absl::string_view d : absl::StrSplit(value, ',')) {
+        if (d == "fp32") g_dtypes.push_back(at::kFloat);
+        else if (d == "bf16") g_dtypes.push_back(at::kBFloat16);
+        else if (d == "fp16") g_dtypes.push_back(at::kHalf);
+        else return false;
+      }
+    } else if (name == "--configs") {
+      g_configs.clear();
+      for (absl::string_view c : absl::StrSplit(value, ',')) {
+        if (c != "v1" && c != "v3") return false;
+        g_configs.emplace_back(c);
+      }
+    } else if (name == "--shapes") {
+      g_shapes.clear();
+      for (absl::string_view shape : absl::StrSplit(value, ',')) {
+        std::vector<absl::string_view> parts = absl::StrSplit(shape, 'x');
+        int64_t batch = 0, length = 0;
+        if (parts.size() != 2 || !absl::SimpleAtoi(parts[0], &batch) || !absl::SimpleAtoi(parts[1], &length) ||
+            batch < 1 || length < 2) {
+          return false;
+        }
+        g_shapes.emplace_back(batch, length);
+      }
+    }
+  }
+  return true;
 }
 
 }  // namespace
 }  // namespace deberta::model
 
 int main(int argc, char** argv) {
-  for (int i = 1; i < argc; ++i) {
-    std::string arg = argv[i];
-    if (arg.rfind("--threads=", 0) == 0) deberta::model::g_threads = std::stoi(arg.substr(10));
-    if (arg == "--default_malloc") deberta::model::g_default_malloc = true;
+  if (!deberta::model::ParseFlags(argc, argv)) {
+    std::cerr << "model_bench: bad flag (--threads=N --device=cpu|cuda:N --dtypes=fp32,bf16,fp16 "
+                 "--configs=v1,v3 --shapes=BxL,... --min_time=S)\n";
+    return 2;
   }
   if (deberta::model::g_default_malloc) {
     at::set_num_threads(deberta::model::g_threads);
@@ -160,6 +231,9 @@ int main(int argc, char** argv) {
     deberta::model::ConfigureRuntime(deberta::model::g_threads);
   }
   at::globalContext().setFlushDenormal(true);
+  // float32 on CUDA as the engine runs it by default: no TF32.
+  at::globalContext().setAllowTF32CuBLAS(false);
+  at::globalContext().setAllowTF32CuDNN(false);
   deberta::model::RegisterAll();
   benchmark::Initialize(&argc, argv);
   deberta::model::RatioReporter reporter;

@@ -6,18 +6,14 @@
 //
 // The same generator writes random checkpoints of real model sizes
 // (deberta-v3-base) for benchmarks: the speed of a model does not depend
-// on its weights.
+// on its weights. The demo tokenizer, and checkpoint folders written with
+// its files, are in demo_tokenizer.h.
 #ifndef DEBERTA_MODEL_DEMO_MODEL_H_
 #define DEBERTA_MODEL_DEMO_MODEL_H_
 
 #include <cstdint>
 #include <string>
 
-#include <memory>
-
-#include "absl/status/status.h"
-#include "absl/status/statusor.h"
-#include "model/tokenizer.h"
 
 namespace deberta::model {
 
@@ -50,27 +46,6 @@ std::string DemoConfigJson();
 // model.safetensors bytes of the demo model (union checkpoint: backbone,
 // sequence classifier and MLM head). The same bytes on every machine.
 std::string DemoCheckpointBytes();
-
-// The demo model's tokenizer, so that text works out of the box: GPT-2
-// byte-level BPE over its 1024 ids ([PAD] [CLS] [SEP] [UNK] [MASK] = 0-4,
-// the 256 bytes, then merges learned from a built-in English text, most
-// frequent pair first). The same files on every machine.
-struct DemoTokenizerFiles {
-  std::string vocab_json;
-  std::string merges_txt;
-};
-const DemoTokenizerFiles& GetDemoTokenizerFiles();
-absl::StatusOr<std::unique_ptr<Tokenizer>> DemoTokenizer();
-
-// Writes config.json, model.safetensors and the tokenizer files
-// (tokenizer_config.json, vocab.json, merges.txt) into `dir` (which must
-// exist), making a checkpoint folder of the demo model.
-absl::Status WriteDemoCheckpoint(const std::string& dir);
-
-// Writes a checkpoint folder of `shape` with random weights and the demo
-// model's tokenizer files (its special ids are the demo's; the vocabulary
-// files only when `shape.vocab` holds the demo tokenizer's ids).
-absl::Status WriteRandomCheckpoint(const std::string& dir, const RandomModelShape& shape);
 
 }  // namespace deberta::model
 

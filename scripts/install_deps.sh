@@ -20,14 +20,15 @@ build_packages=(
 # What the integration tests drive: a real Prometheus and promtool, podman
 # and debootstrap for the image test; clang and its libFuzzer runtime for
 # the fuzzers; Chromium for the try-it page's browser test; Go with the
-# protobuf and gRPC code generators for the Go client example. Node.js and
+# protobuf and gRPC code generators for the Go client example; Debian's
+# PyTorch for the eager PyTorch peer in the GPU check's CPU run. Node.js and
 # npm (the Kubernetes schema check, the OpenAPI validator, the browser
 # driver) come from Debian unless the machine already has them.
 test_packages=(
   prometheus curl ca-certificates podman runc catatonit debootstrap fuse-overlayfs uidmap
   clang libclang-rt-14-dev python3-grpcio python3-protobuf chromium
   golang-go protoc-gen-go protoc-gen-go-grpc golang-google-grpc-dev golang-google-protobuf-dev
-  golang-github-golang-protobuf-1-5-dev
+  golang-github-golang-protobuf-1-5-dev python3-torch
 )
 runtime_packages=(
   libtorch1.13 libopenblas0-openmp libgrpc++1.51 libprotobuf32 libabsl20220623

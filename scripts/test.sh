@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs the dependencies, builds everything and runs every test: the
-# CTest suites (model, service, e2e, deploy, integration), the service tests
+# CTest suites (model, service, e2e, deploy, integration), the GPU machine's
+# one-call check run on the CPU (scripts/gpu_check.sh), the service tests
 # again under ASan + UBSan (scripts/sanitize.sh) and under ThreadSanitizer
 # (scripts/tsan.sh), the libFuzzer targets for a bounded time each
 # (scripts/fuzz.sh), the CPU container image built with podman and run
@@ -25,6 +26,7 @@ stage install bash scripts/install_deps.sh
 stage configure cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release -DDEBERTA_WERROR=ON
 stage build cmake --build "$BUILD_DIR" -j "$(nproc)"
 stage ctest ctest --test-dir "$BUILD_DIR" --output-on-failure -j "$(nproc)"
+stage gpu_check env GPU_CHECK_BUILD_DIR="$BUILD_DIR-gpu-check" bash scripts/gpu_check.sh "$BUILD_DIR/gpu-check"
 stage sanitize env SANITIZE_BUILD_DIR="$BUILD_DIR-asan" bash scripts/sanitize.sh
 stage tsan env TSAN_BUILD_DIR="$BUILD_DIR-tsan" bash scripts/tsan.sh
 stage fuzz env FUZZ_BUILD_DIR="$BUILD_DIR-fuzz" bash scripts/fuzz.sh

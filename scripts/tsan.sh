@@ -18,7 +18,6 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD_DIR=${TSAN_BUILD_DIR:-build-tsan}
 source_version=$(dpkg-query -W -f='${source:Version}' libabsl-dev)   # e.g. 20220623.1-1+deb12u2
-upstream=${source_version%-*}
 abseil=$PWD/$BUILD_DIR/abseil
 mkdir -p "$abseil"
 
@@ -27,16 +26,7 @@ source scripts/debian_mirror.sh
 if [[ ! -f $abseil/lib/.built-$source_version ]]; then
   echo "tsan: abseil $source_version from Debian's source package, built with -fsanitize=thread"
   rm -rf "$abseil/src" "$abseil/build" "$abseil/lib"
-  pool="$(mirror)/pool/main/a/abseil"
-  curl -fsSL "$pool/abseil_$upstream.orig.tar.gz" -o "$abseil/orig.tar.gz"
-  curl -fsSL "$pool/abseil_$source_version.debian.tar.xz" -o "$abseil/debian.tar.xz"
-  mkdir -p "$abseil/src"
-  tar -C "$abseil/src" --strip-components=1 -xzf "$abseil/orig.tar.gz"
-  tar -C "$abseil/src" -xJf "$abseil/debian.tar.xz"
-  while read -r patch; do
-    [[ -z $patch || $patch == \#* ]] && continue
-    patch -d "$abseil/src" -p1 -s <"$abseil/src/debian/patches/$patch"
-  done <"$abseil/src/debian/patches/series"
+  debian_source abseil "$source_version" "$abseil/src"
   cmp -s "$abseil/src/absl/base/options.h" /usr/include/absl/base/options.h ||
     { echo "tsan: abseil's options.h differs from the installed one" >&2; exit 1; }
   # As debian/rules configures it (C++17, shared), plus the sanitizer.

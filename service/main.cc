@@ -9,6 +9,7 @@
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
 #include "model/demo_model.h"
+#include "model/demo_tokenizer.h"
 #include "model/engine_factory.h"
 #include "model/runtime.h"
 #include "model/engine_flags.h"

@@ -1,7 +1,10 @@
 // deberta-cli: the command-line tool of deberta-serve. Offline commands
 // (run, make-random-model) are always built; with the service, also the
-// client commands, the load generator and the engine benchmark.
+// client commands, the load generator and the engine benchmark. Without
+// the tokenizers (the GPU check's build), only run and convert.
+#ifdef DEBERTA_WITH_GLOG
 #include <glog/logging.h>
+#endif
 
 #include <iostream>
 #include <string>
@@ -14,7 +17,9 @@
 #include "model/engine_flags.h"
 #include "tools/cli_help.h"
 #include "tools/offline_commands.h"
+#ifdef DEBERTA_WITH_TOKENIZERS
 #include "tools/tokenize_command.h"
+#endif
 #ifdef DEBERTA_WITH_SERVICE
 #include "tools/client_commands.h"
 #include "tools/engine_bench.h"
@@ -65,8 +70,10 @@ int main(int argc, char** argv) {
     return 0;
   }
   std::vector<char*> args = absl::ParseCommandLine(argc, argv);
+#ifdef DEBERTA_WITH_GLOG
   google::InitGoogleLogging(argv[0]);
   FLAGS_logtostderr = true;
+#endif
   if (args.size() != 2) {
     std::cerr << (args.size() < 2 ? absl::ProgramUsageMessage()
                                   : "deberta-cli: unexpected argument '" + std::string(args[2]) + "'")
@@ -75,8 +82,9 @@ int main(int argc, char** argv) {
   }
   const std::string command = args[1];
   if (command == "run") return WithEngineOptions(command, deberta::tools::RunCommand);
-  if (command == "make-random-model") return deberta::tools::MakeRandomModelCommand();
   if (command == "convert") return WithEngineOptions(command, deberta::tools::ConvertCommand);
+#ifdef DEBERTA_WITH_TOKENIZERS
+  if (command == "make-random-model") return deberta::tools::MakeRandomModelCommand();
 #ifdef DEBERTA_WITH_SERVICE
   if (command == "tokenize" && !deberta::tools::TokenizeOffline()) return deberta::tools::RemoteTokenizeCommand();
 #endif
@@ -85,6 +93,7 @@ int main(int argc, char** argv) {
       return deberta::tools::TokenizeCommand(options.model);
     });
   }
+#endif  // DEBERTA_WITH_TOKENIZERS
 #ifdef DEBERTA_WITH_SERVICE
   if (command == "classify") return deberta::tools::ClassifyCommand();
   if (command == "fill-mask") return deberta::tools::FillMaskCommand();
@@ -96,8 +105,12 @@ int main(int argc, char** argv) {
   std::cerr << "deberta-cli: unknown command '" << command << "'\n" << deberta::tools::Usage();
 #else
   std::cerr << "deberta-cli: unknown command '" << command
+#ifdef DEBERTA_WITH_TOKENIZERS
             << "' (this build has only run, make-random-model, convert and tokenize; build with DEBERTA_WITH_SERVICE=ON for "
                "client commands)\n";
+#else
+            << "' (this build has only run and convert: it was built without tokenizers and service)\n";
+#endif
 #endif
   return deberta::tools::kExitUsage;
 }

@@ -1,4 +1,4 @@
-// run and make-random-model.
+// run and convert (make-random-model: make_random_model_command.cc).
 #include "tools/offline_commands.h"
 
 #include <filesystem>
@@ -16,7 +16,6 @@ ABSL_FLAG(std::string, inputs, "", "run: inputs.json in the golden format");
 ABSL_FLAG(std::string, out, "",
           "run: output .safetensors path; make-random-model: output folder; convert: output file "
           "(default DIR/model.safetensors)");
-ABSL_FLAG(std::string, shape, "deberta-v3-base", "make-random-model: deberta-v3-base or demo");
 ABSL_FLAG(std::string, outputs, "",
           "run: comma-separated tensor names (default: hidden_states.k, last_hidden_state, "
           "pooled_output, classifier_logits, mlm_logits_emd, mlm_logits_no_emd)");
@@ -73,32 +72,6 @@ int ConvertCommand(const model::EngineOptions& engine) {
     return 1;
   }
   std::cout << "wrote " << tensors.size() << " tensors to " << out << "\n";
-  return 0;
-}
-
-int MakeRandomModelCommand() {
-  const std::string shape_name = absl::GetFlag(FLAGS_shape), dir = absl::GetFlag(FLAGS_out);
-  model::RandomModelShape shape;
-  if (shape_name == "deberta-v3-base") {
-    shape = model::DebertaV3BaseShape();
-  } else if (shape_name == "demo") {
-    shape = model::DemoModelShape();
-  } else {
-    std::cerr << "deberta-cli make-random-model: unknown --shape '" << shape_name
-              << "' (deberta-v3-base, demo)\n";
-    return 2;
-  }
-  if (dir.empty()) {
-    std::cerr << "deberta-cli make-random-model: --out DIR is required\n";
-    return 2;
-  }
-  std::error_code error;
-  std::filesystem::create_directories(dir, error);
-  if (absl::Status s = model::WriteRandomCheckpoint(dir, shape); !s.ok()) {
-    std::cerr << "deberta-cli make-random-model: " << s << "\n";
-    return 1;
-  }
-  std::cout << "wrote " << shape.name << " to " << dir << "\n";
   return 0;
 }
 

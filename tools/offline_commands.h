@@ -16,7 +16,7 @@
 namespace deberta::tools {
 
 int RunCommand(const model::EngineOptions& engine);
-int MakeRandomModelCommand();
+int MakeRandomModelCommand();  // make_random_model_command.cc; needs the tokenizers.
 int ConvertCommand(const model::EngineOptions& engine);
 
 }  // namespace deberta::tools

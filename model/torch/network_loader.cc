@@ -6,7 +6,7 @@
 #include <ATen/detail/CUDAHooksInterface.h>
 #include <torch/cuda.h>
 
-#include <glog/logging.h>
+#include <c10/util/Logging.h>
 
 #include <algorithm>
 #include <filesystem>

@@ -14,6 +14,7 @@
 #include <sstream>
 
 #include "model/demo_model.h"
+#include "model/demo_tokenizer.h"
 #include "model/engine_factory.h"
 #include "nlohmann/json.hpp"
 #include "tests/testing/test_server.h"

@@ -12,6 +12,7 @@
 
 #include "model/config.h"
 #include "model/demo_model.h"
+#include "model/demo_tokenizer.h"
 #include "model/engine_factory.h"
 
 namespace deberta::model {

@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "model/demo_model.h"
+#include "model/demo_tokenizer.h"
 #include "model/text_encoding.h"
 #include "model/tokenizer.h"
 #include "nlohmann/json.hpp"
