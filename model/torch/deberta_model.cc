@@ -34,6 +34,11 @@ void DebertaNetworkImpl::Prepare(at::ScalarType compute_dtype) {
   if (lm_predictions) {
     lm_predictions->lm_head->Prepare(deberta->embeddings->word_embeddings->weight, compute_dtype);
   }
+  // Every derived tensor is made: the linear layers keep one copy, in the
+  // compute dtype (on a GPU in fp16/bf16, half the weight memory).
+  for (const auto& module : modules(/*include_self=*/false)) {
+    if (auto* dense = dynamic_cast<DenseImpl*>(module.get())) dense->KeepOnlyComputeCopy();
+  }
 }
 
 bool DebertaNetworkImpl::CanRunEmd() const {

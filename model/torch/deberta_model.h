@@ -49,7 +49,8 @@ class DebertaNetworkImpl : public torch::nn::Module {
 
   // Call once after the weights are loaded and the module is on its device:
   // derives fused projections and position projections and keeps the
-  // matrix-product weights in `compute_dtype`.
+  // matrix-product weights in `compute_dtype` only (the float32 values and
+  // the layers folded into the fused ones are dropped).
   void Prepare(at::ScalarType compute_dtype);
 
   // Whether fill-mask can use the Enhanced Mask Decoder (docs/deberta-model.md section 9.2: needs the

@@ -81,6 +81,12 @@ void DisentangledSelfAttentionImpl::Prepare(const at::Tensor& rel_table,
   bias.narrow(0, 0, a).mul_(scale_);
   qkv_weight_ = weight.to(compute_dtype).contiguous();
   qkv_bias_ = bias.to(compute_dtype).contiguous();
+  // Everything forward needs of these projections is in the fused weight and
+  // the position tables now: keep no second copy.
+  for (Dense* dense : {&in_proj, &pos_proj, &pos_q_proj, &query_proj, &key_proj, &value_proj,
+                       &pos_key_proj, &pos_query_proj}) {
+    if (*dense) (*dense)->Release();
+  }
 }
 
 at::Tensor DisentangledSelfAttentionImpl::forward(const at::Tensor& query_states,

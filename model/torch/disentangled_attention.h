@@ -22,6 +22,7 @@ class DisentangledSelfAttentionImpl : public torch::nn::Module {
   // projection in `compute_dtype`, and the position projections of the
   // (already normalized) relative table `rel_table` [2S, H], which do not
   // depend on the input and so are computed once here, not per request.
+  // The projection layers it reads are released afterwards (empty).
   void Prepare(const at::Tensor& rel_table, at::ScalarType compute_dtype);
 
   // Attention context vectors [B, Lq, A], in the compute dtype, for

@@ -50,6 +50,20 @@ void DenseImpl::SetComputeDType(at::ScalarType dtype) {
   if (bias.defined()) compute_bias_ = bias.to(dtype);
 }
 
+void DenseImpl::KeepOnlyComputeCopy() {
+  // set_data: the registered parameter and this member are one tensor, so
+  // both now share the copy's storage and the float32 storage is freed.
+  if (compute_weight_.defined()) weight.set_data(compute_weight_);
+  if (compute_bias_.defined()) bias.set_data(compute_bias_);
+}
+
+void DenseImpl::Release() {
+  weight.set_data(at::empty({0}, weight.options()));
+  if (bias.defined()) bias.set_data(at::empty({0}, bias.options()));
+  compute_weight_ = at::Tensor();
+  compute_bias_ = at::Tensor();
+}
+
 NormImpl::NormImpl(int64_t size, double eps) : eps_(eps) {
   weight = register_parameter("weight", at::ones({size}), /*requires_grad=*/false);
   bias = register_parameter("bias", at::zeros({size}), /*requires_grad=*/false);

@@ -24,8 +24,11 @@ at::Tensor Activate(Activation activation, const at::Tensor& x);
 // what feeds a residual, LayerNorm or softmax goes back to float32.
 at::Tensor LinearInDType(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias);
 
-// y = x W^T + b. Parameters stay float32 (the checkpoint's values);
-// SetComputeDType keeps a converted copy that forward uses.
+// y = x W^T + b. Parameters are loaded in float32 (the checkpoint's
+// values); SetComputeDType keeps a converted copy that forward uses, and
+// once every derived tensor is made, KeepOnlyComputeCopy drops the float32
+// values (one copy of the weights in the serving dtype) and Release drops
+// a layer that forward no longer uses (its values folded elsewhere).
 class DenseImpl : public torch::nn::Module {
  public:
   DenseImpl(int64_t in_features, int64_t out_features, bool with_bias);
@@ -34,6 +37,11 @@ class DenseImpl : public torch::nn::Module {
   // Result in the compute dtype, for feeding another matrix product.
   at::Tensor ForwardInComputeDType(const at::Tensor& x) const;
   void SetComputeDType(at::ScalarType dtype);
+  // The parameters become the compute-dtype copies (no float32 kept). Only
+  // after everything that reads the float32 values has run.
+  void KeepOnlyComputeCopy();
+  // Empties the parameters and copies: forward must not be called after.
+  void Release();
 
   at::Tensor weight;  // [out, in]
   at::Tensor bias;    // [out], undefined without bias

@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "absl/strings/match.h"
+#include "model/torch/layers.h"
 #include "model/torch/network_loader.h"
 #include "model/torch/torch_engine.h"
 #include "nlohmann/json.hpp"
@@ -215,6 +216,38 @@ TEST_P(GoldenTest, BFloat16LogitsWithinMeasuredTolerance) {
     if (logits != "classifier_logits") {
       EXPECT_GT(decisive.sum().item<int64_t>(), 10);
     }
+  }
+}
+
+// After loading, the linear layers hold one copy of their weights, in the
+// compute dtype: no float32 values beside the bfloat16 ones, and the
+// projections folded into the fused [q;k;v] weight and the position tables
+// are emptied. (Correctness in both dtypes: the golden tests above.)
+TEST_P(GoldenTest, LinearLayersKeepOneCopyInTheComputeDType) {
+  const std::string name = GetParam();
+  for (ComputeDType dtype : {ComputeDType::kFloat32, ComputeDType::kBFloat16}) {
+    SCOPED_TRACE(name + (dtype == ComputeDType::kFloat32 ? " float32" : " bfloat16"));
+    LoadedNetwork loaded = LoadCase(name, dtype);
+    const at::ScalarType want = dtype == ComputeDType::kFloat32 ? at::kFloat : at::kBFloat16;
+    int kept = 0, released = 0;
+    for (const auto& item : loaded.network->named_modules()) {
+      auto* dense = dynamic_cast<DenseImpl*>(item.value().get());
+      if (dense == nullptr) continue;
+      if (dense->weight.numel() == 0) {
+        ++released;
+        EXPECT_NE(item.key().find("attention.self."), std::string::npos) << item.key();
+        continue;
+      }
+      ++kept;
+      EXPECT_EQ(dense->weight.scalar_type(), want) << item.key();
+      if (dense->bias.defined()) {
+        EXPECT_EQ(dense->bias.scalar_type(), want) << item.key();
+      }
+    }
+    // Per layer: output, FFN up and down stay; q/k/v (or in_proj) and the
+    // position projections go.
+    EXPECT_GE(kept, 3 * loaded.config.num_hidden_layers);
+    EXPECT_GE(released, loaded.config.num_hidden_layers);
   }
 }
 
