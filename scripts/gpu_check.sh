@@ -78,6 +78,11 @@ cmake_args=(-G Ninja -DCMAKE_BUILD_TYPE=Release -DDEBERTA_WITH_SERVICE=OFF -DDEB
 third_party=${GPU_CHECK_THIRD_PARTY:-.gpu-check/third_party}
 [[ -d $third_party ]] && cmake_args+=(-DDEBERTA_THIRD_PARTY_DIR="$PWD/$third_party")
 if [[ $device == cuda* ]]; then
+  # LibTorch's CMake package enables CUDA and needs nvcc, often outside PATH.
+  if ! command -v nvcc >/dev/null && [[ -x /usr/local/cuda/bin/nvcc ]]; then
+    export PATH=/usr/local/cuda/bin:$PATH
+  fi
+  command -v nvcc >/dev/null && note "nvcc: $(nvcc --version | tail -n 1)"
   # The machine's own GPU only: a shorter compile of the few CUDA parts.
   export TORCH_CUDA_ARCH_LIST=${TORCH_CUDA_ARCH_LIST:-$("$python" -c \
     'import torch; print("%d.%d" % torch.cuda.get_device_capability(0))')}
