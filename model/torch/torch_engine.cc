@@ -172,7 +172,17 @@ absl::StatusOr<std::vector<FillMaskOutput>> TorchEngine::RunFillMask(absl::Span<
     const at::Tensor states =
         loaded_.network->MaskedLmStates(inputs, loaded_.info.emd_enabled, batch_index, position, &entries);
     const auto rows = static_cast<int64_t>(entries.size());
-    std::vector<FillMaskOutput> out(sequences.size());  // Dropped rows stay empty.
+    // Each top_k group's probabilities and ids stay on the device until the
+    // batch is done; then one copy brings them all to the host (on a GPU,
+    // one transfer and one synchronisation per batch, not per group). Ids
+    // travel as float32, exact: vocab_size <= 2^24 (config limits).
+    struct Group {
+      int64_t begin, k, offset;  // First row of its chunk, its top_k, its place in `host`.
+      std::vector<int64_t> local;  // Its rows, relative to `begin`.
+    };
+    std::vector<Group> groups;
+    std::vector<at::Tensor> pieces;
+    int64_t offset = 0;
     for (int64_t begin = 0; begin < rows; begin += chunk_rows) {
       const int64_t end = std::min(rows, begin + chunk_rows);
       const at::Tensor logits = loaded_.network->MaskedLmHead(states.slice(0, begin, end));
@@ -185,7 +195,6 @@ absl::StatusOr<std::vector<FillMaskOutput>> TorchEngine::RunFillMask(absl::Span<
         const int64_t k = std::clamp<int64_t>(batch[batch_index[entries[r]]].top_k, 1, vocab);
         rows_by_k[k].push_back(r - begin);
       }
-      std::vector<MaskPrediction> predictions(end - begin);
       for (auto& [k, local] : rows_by_k) {
         const int64_t n = static_cast<int64_t>(local.size());
         at::Tensor picked = logits, norm = log_norm;
@@ -195,24 +204,36 @@ absl::StatusOr<std::vector<FillMaskOutput>> TorchEngine::RunFillMask(absl::Span<
           norm = log_norm.index_select(0, select);
         }
         auto [top_logit, top_id] = picked.topk(k, -1);
-        const at::Tensor probability = (top_logit - norm).exp().to(at::kCPU).contiguous();
-        top_id = top_id.to(at::kCPU).contiguous();
-        const float* p = probability.data_ptr<float>();
-        const int64_t* id = top_id.data_ptr<int64_t>();
+        pieces.push_back((top_logit - norm).exp().reshape({-1}));
+        pieces.push_back(top_id.to(at::kFloat).reshape({-1}));
+        groups.push_back({begin, k, offset, std::move(local)});
+        offset += 2 * n * k;
+      }
+    }
+    std::vector<MaskPrediction> predictions(rows);
+    if (!pieces.empty()) {
+      const at::Tensor host = at::cat(pieces).to(at::kCPU).contiguous();
+      const float* data = host.data_ptr<float>();
+      for (const Group& group : groups) {
+        const int64_t n = static_cast<int64_t>(group.local.size()), k = group.k;
+        const float* p = data + group.offset;
+        const float* id = p + n * k;
         for (int64_t i = 0; i < n; ++i) {
-          MaskPrediction& prediction = predictions[local[i]];
-          prediction.position = static_cast<int32_t>(position[entries[begin + local[i]]]);
+          const int64_t r = group.begin + group.local[i];
+          MaskPrediction& prediction = predictions[r];
+          prediction.position = static_cast<int32_t>(position[entries[r]]);
           prediction.candidates.reserve(k);
           for (int64_t c = 0; c < k; ++c) {
             prediction.candidates.push_back({static_cast<int32_t>(id[i * k + c]), p[i * k + c]});
           }
         }
       }
-      // Rows are in batch order, then position order: each sequence's
-      // predictions stay in the order of its positions.
-      for (int64_t r = begin; r < end; ++r) {
-        out[batch_index[entries[r]]].predictions.push_back(std::move(predictions[r - begin]));
-      }
+    }
+    // Rows are in batch order, then position order: each sequence's
+    // predictions stay in the order of its positions.
+    std::vector<FillMaskOutput> out(sequences.size());  // Dropped rows stay empty.
+    for (int64_t r = 0; r < rows; ++r) {
+      out[batch_index[entries[r]]].predictions.push_back(std::move(predictions[r]));
     }
     return out;
   });
