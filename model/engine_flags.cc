@@ -6,15 +6,19 @@
 
 #include "absl/flags/flag.h"
 #include "absl/strings/str_cat.h"
+#include "model/replica_options.h"
 
 ABSL_FLAG(std::string, model, "demo", "Checkpoint folder (config.json + model.safetensors) or 'demo'");
-ABSL_FLAG(std::string, device, "cpu", "cpu or cuda:N");
+ABSL_FLAG(std::string, device, "cpu",
+          "cpu or cuda:N; for several replicas a list, spread round-robin (cuda:0,cuda:1)");
 ABSL_FLAG(std::string, dtype, "float32",
           "float32, bfloat16 (CPU with avx512_bf16, GPU) or float16 (GPU)");
 ABSL_FLAG(int, threads, 0,
           "CPU threads for the model (0 = the CPUs this process may use, within its cgroup CPU limit)");
 ABSL_FLAG(std::string, emd, "auto", "Fill-mask decoder: auto, emd (Enhanced Mask Decoder) or plain");
 ABSL_FLAG(int64_t, max_sequence_length, 0, "Longest sequence in tokens (0 = the model's limit)");
+ABSL_FLAG(int, replicas, 1,
+          "Engine replicas behind the one batcher, each running its own batches (the CPU ones share --threads)");
 ABSL_FLAG(bool, allow_tf32, false,
           "GPU float32 matrix products in TF32 (faster, ~3 significant digits; off keeps float32 exact)");
 
@@ -48,6 +52,10 @@ absl::StatusOr<EngineOptions> EngineOptionsFromFlags() {
                                                    "; it must be >= 0 (0: the model's limit)"));
   }
   return options;
+}
+
+absl::StatusOr<std::vector<EngineOptions>> ReplicaOptionsFromFlags(const EngineOptions& options, int cpu_threads) {
+  return ReplicaOptions(options, absl::GetFlag(FLAGS_replicas), cpu_threads);
 }
 
 }  // namespace deberta::model

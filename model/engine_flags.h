@@ -1,8 +1,11 @@
 // The flags that choose and place the model (--model, --device, --dtype,
-// --threads, --emd, --max_sequence_length), shared by deberta-server and
-// deberta-cli, and the one function that turns them into EngineOptions.
+// --threads, --emd, --max_sequence_length, --replicas), shared by
+// deberta-server and deberta-cli, and the functions that turn them into
+// EngineOptions.
 #ifndef DEBERTA_MODEL_ENGINE_FLAGS_H_
 #define DEBERTA_MODEL_ENGINE_FLAGS_H_
+
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "model/engine_options.h"
@@ -12,6 +15,11 @@ namespace deberta::model {
 // InvalidArgument naming the flag for an unknown dtype or EMD mode, a
 // negative or absurd thread count, or a negative sequence length.
 absl::StatusOr<EngineOptions> EngineOptionsFromFlags();
+
+// One EngineOptions per --replicas (deberta-server), from `options` (as
+// EngineOptionsFromFlags made them, --device possibly a list) and the
+// resolved thread count: see ReplicaOptions.
+absl::StatusOr<std::vector<EngineOptions>> ReplicaOptionsFromFlags(const EngineOptions& options, int cpu_threads);
 
 }  // namespace deberta::model
 

@@ -6,7 +6,7 @@
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
-#include "absl/synchronization/notification.h"
+#include "absl/synchronization/blocking_counter.h"
 #include "service/batch_callers.h"
 #include "service/metrics.h"
 
@@ -17,34 +17,57 @@ RealClock* RealClock::Get() {
   return clock;
 }
 
-Batcher::Batcher(const Options& options, model::Engine* engine, Clock* clock,
+Batcher::Batcher(const Options& options, std::vector<model::Engine*> engines, Clock* clock,
                  ServiceMetrics* metrics)
-    : options_(options), engine_(engine), clock_(clock), metrics_(metrics) {}
+    : options_(options), clock_(clock), metrics_(metrics) {
+  replicas_.resize(engines.size());
+  for (size_t r = 0; r < engines.size(); ++r) {
+    replicas_[r].index = static_cast<int>(r);
+    replicas_[r].engine = engines[r];
+  }
+  if (metrics_) metrics_->SetReplicas(static_cast<int>(replicas_.size()));
+}
 
 Batcher::~Batcher() { Stop(); }
 
 absl::Status Batcher::Start() {
   absl::MutexLock stop_lock(&stop_mu_);
-  absl::Status initialized_status;
-  absl::Notification initialized;
-  executor_ = std::thread([this, &initialized_status, &initialized] {
-    // Per-thread engine state (intra-op threads, warm-up) belongs to the
-    // thread that runs every batch: this one.
-    absl::Status status = engine_->InitializeThread();
-    {
-      absl::MutexLock lock(&mu_);
-      accepting_ = status.ok() && !stopping_;
-    }
-    initialized_status = status;
-    initialized.Notify();  // Start's locals are not touched after this.
-    if (status.ok()) Run();
-  });
-  initialized.WaitForNotification();
-  if (!initialized_status.ok()) {
-    executor_.join();
-    LOG(ERROR) << "engine initialization on the executor thread failed: " << initialized_status;
+  if (replicas_.empty()) return absl::InvalidArgumentError("the batcher has no engine");
+  std::vector<absl::Status> statuses(replicas_.size());
+  absl::BlockingCounter initialized(static_cast<int>(replicas_.size()));
+  for (Replica& replica : replicas_) {
+    executors_.emplace_back([this, &replica, &statuses, &initialized] {
+      // Per-thread engine state (intra-op threads, device, warm-up)
+      // belongs to the thread that runs every batch of this engine.
+      absl::Status status = replica.engine->InitializeThread();
+      const bool ok = status.ok();
+      statuses[replica.index] = std::move(status);
+      initialized.DecrementCount();  // Start's locals are not touched after this.
+      // Waits for Start's verdict like any idle executor: work, or the
+      // stop that a failed start sets.
+      if (ok) Run(replica);
+    });
   }
-  return initialized_status;
+  initialized.Wait();
+  absl::Status first_error;
+  for (size_t r = 0; r < statuses.size() && first_error.ok(); ++r) {
+    if (statuses[r].ok()) continue;
+    first_error = replicas_.size() == 1
+                      ? statuses[r]
+                      : absl::Status(statuses[r].code(), absl::StrCat("replica ", r, " of ", replicas_.size(),
+                                                                      ": ", statuses[r].message()));
+  }
+  {
+    absl::MutexLock lock(&mu_);
+    accepting_ = first_error.ok() && !stopping_;
+    start_failed_ = !first_error.ok();
+  }
+  if (!first_error.ok()) {
+    for (std::thread& executor : executors_) executor.join();
+    executors_.clear();
+    LOG(ERROR) << "engine initialization on the executor thread failed: " << first_error;
+  }
+  return first_error;
 }
 
 void Batcher::StartDraining() {
@@ -60,7 +83,9 @@ void Batcher::Stop() {
     draining_ = true;
     stopping_ = true;
   }
-  if (executor_.joinable()) executor_.join();
+  for (std::thread& executor : executors_) {
+    if (executor.joinable()) executor.join();
+  }
 }
 
 absl::Status Batcher::Schedule(std::vector<std::unique_ptr<BatchTask>> tasks) {
@@ -167,7 +192,7 @@ Batcher::Tasks Batcher::TakeBatch(Endpoint endpoint) {
   return batch;
 }
 
-void Batcher::Run() {
+void Batcher::Run(Replica& replica) {
   while (true) {
     Tasks batch, dropped;
     Endpoint endpoint = Endpoint::kClassify;
@@ -178,7 +203,7 @@ void Batcher::Run() {
         now = clock_->Now();
         DropAbandoned(now, &dropped);
         if (!dropped.empty() || HasReadyWork(now)) break;
-        if (stopping_) return;  // Nothing left anywhere.
+        if (stopping_ || start_failed_) return;  // Nothing left anywhere.
         // Wake for: stop, a full batch, or a task that moves the next wake
         // earlier (one arriving at an empty queue, or with an earlier
         // deadline); else at the next flush or deadline.
@@ -189,7 +214,7 @@ void Batcher::Run() {
         clock_->AwaitUntil(mu_,
                            absl::Condition(
                                +[](Wait* w) ABSL_NO_THREAD_SAFETY_ANALYSIS {
-                                 return w->batcher->stopping_ ||
+                                 return w->batcher->stopping_ || w->batcher->start_failed_ ||
                                         w->batcher->HasReadyWork(absl::InfinitePast()) ||
                                         w->batcher->NextWakeTime() < w->wake;
                                },
@@ -209,8 +234,8 @@ void Batcher::Run() {
     }
     // Never run the model, or callbacks, under the lock.
     AnswerDropped(std::move(dropped), now);
-    if (!batch.empty()) DropUnfinishable(endpoint, &batch, now);
-    if (!batch.empty()) Execute(endpoint, std::move(batch), now);
+    if (!batch.empty()) DropUnfinishable(replica, endpoint, &batch, now);
+    if (!batch.empty()) Execute(replica, endpoint, std::move(batch), now);
   }
 }
 
@@ -240,8 +265,8 @@ int64_t PaddedTokens(const std::vector<std::unique_ptr<BatchTask>>& batch) {
 
 }  // namespace
 
-void Batcher::DropUnfinishable(Endpoint endpoint, Tasks* batch, absl::Time now) {
-  const double per_token = seconds_per_token_[static_cast<int>(endpoint)];
+void Batcher::DropUnfinishable(const Replica& replica, Endpoint endpoint, Tasks* batch, absl::Time now) {
+  const double per_token = replica.seconds_per_token[static_cast<int>(endpoint)];
   if (per_token <= 0) return;
   const absl::Time finish = now + absl::Seconds(per_token * static_cast<double>(PaddedTokens(*batch)));
   Tasks kept;
@@ -261,7 +286,7 @@ void Batcher::DropUnfinishable(Endpoint endpoint, Tasks* batch, absl::Time now) 
   *batch = std::move(kept);
 }
 
-void Batcher::Execute(Endpoint endpoint, Tasks batch, absl::Time now) {
+void Batcher::Execute(Replica& replica, Endpoint endpoint, Tasks batch, absl::Time now) {
   int64_t real_tokens = 0, longest = 0;
   for (const auto& task : batch) {
     real_tokens += static_cast<int64_t>(task->length());
@@ -286,7 +311,7 @@ void Batcher::Execute(Endpoint endpoint, Tasks batch, absl::Time now) {
     std::vector<model::Sequence> inputs;
     inputs.reserve(batch.size());
     for (const auto& task : batch) inputs.push_back(task->input.sequence);
-    auto outputs = engine_->Classify(inputs, rows_wanted);
+    auto outputs = replica.engine->Classify(inputs, rows_wanted);
     status = outputs.ok() ? check_count(outputs->size()) : outputs.status();
     if (status.ok()) {
       for (size_t i = 0; i < batch.size(); ++i) results[i].classify = std::move((*outputs)[i]);
@@ -295,7 +320,7 @@ void Batcher::Execute(Endpoint endpoint, Tasks batch, absl::Time now) {
     std::vector<model::MaskedSequence> inputs;
     inputs.reserve(batch.size());
     for (const auto& task : batch) inputs.push_back(task->input);
-    auto outputs = engine_->FillMask(inputs, rows_wanted);
+    auto outputs = replica.engine->FillMask(inputs, rows_wanted);
     status = outputs.ok() ? check_count(outputs->size()) : outputs.status();
     if (status.ok()) {
       for (size_t i = 0; i < batch.size(); ++i) results[i].fill_mask = std::move((*outputs)[i]);
@@ -307,17 +332,18 @@ void Batcher::Execute(Endpoint endpoint, Tasks batch, absl::Time now) {
   if (status.ok() && padded > 0 && !callers.any_dropped()) {
     // Recent batches weigh most: the machine's load and the batch shapes
     // change. Batches that dropped sequences on the way would understate it.
-    double& per_token = seconds_per_token_[static_cast<int>(endpoint)];
+    double& per_token = replica.seconds_per_token[static_cast<int>(endpoint)];
     const double sample = absl::ToDoubleSeconds(inference) / static_cast<double>(padded);
     per_token = per_token <= 0 ? sample : 0.8 * per_token + 0.2 * sample;
   }
   if (metrics_) {
     metrics_->RecordBatch(endpoint, batch.size(), real_tokens, padded, inference);
+    metrics_->RecordReplicaBatch(replica.index, inference);
     if (callers.abandoned() > absl::ZeroDuration()) {
       metrics_->RecordAbandonedInference(endpoint, callers.abandoned());
     }
-    if (const auto memory = engine_->DeviceMemory()) {
-      metrics_->SetDeviceMemory(memory->allocated_bytes, memory->reserved_bytes);
+    if (const auto memory = replica.engine->DeviceMemory()) {
+      metrics_->SetDeviceMemory(replica.index, memory->allocated_bytes, memory->reserved_bytes);
     }
   }
   if (absl::IsCancelled(status)) {
@@ -326,7 +352,8 @@ void Batcher::Execute(Endpoint endpoint, Tasks batch, absl::Time now) {
     return;
   }
   if (!status.ok()) {
-    LOG(ERROR) << EndpointName(endpoint) << " batch of " << batch.size() << " sequences ("
+    LOG(ERROR) << EndpointName(endpoint) << " batch of " << batch.size() << " sequences on replica "
+               << replica.index << " ("
                << padded << " padded tokens) failed after " << inference << ": " << status;
   }
   // An engine failure fails every task of the batch; the batcher goes on.

@@ -1,5 +1,6 @@
 // Batcher: bounded per-endpoint queues of BatchTasks, and one executor
-// thread that forms length-aware batches and runs them on a model::Engine.
+// thread per engine replica that forms length-aware batches and runs them
+// on its model::Engine.
 #ifndef DEBERTA_SERVICE_BATCHER_H_
 #define DEBERTA_SERVICE_BATCHER_H_
 
@@ -22,7 +23,14 @@ namespace deberta::service {
 
 class ServiceMetrics;
 
-// Schedules the sequences of requests into batches for one engine.
+// Schedules the sequences of requests into batches for one or more engine
+// replicas (copies of one model: on one device, or one per device).
+//
+// Replicas: each engine has its own executor thread, which takes the next
+// ready batch from the shared queues whenever its engine is free; so N
+// replicas run up to N batches at once, and a batch goes to whichever
+// replica is idle first. Each replica keeps its own estimate of its speed
+// (below) and is counted in the per-replica metrics.
 //
 // Queues and fairness: one bounded queue per batched endpoint (classify,
 // fill-mask); a batch never mixes endpoints. The executor serves the
@@ -49,11 +57,11 @@ class ServiceMetrics;
 // without waiting for batches to fill; Stop also rejects new tasks, runs
 // every queued task, then joins the executor.
 //
-// Threads: the engine is called only from the executor thread, which runs
-// model::Engine::InitializeThread before its first batch (Start).
+// Threads: each engine is called only from its own executor thread, which
+// runs model::Engine::InitializeThread before its first batch (Start).
 //
-// Thread-safe. Owns its queued tasks and its executor thread; borrows the
-// engine, clock and metrics, which must outlive it.
+// Thread-safe. Owns its queued tasks and its executor threads; borrows the
+// engines, clock and metrics, which must outlive it.
 class Batcher {
  public:
   struct Options {
@@ -82,21 +90,27 @@ class Batcher {
     bool length_aware = true;
   };
 
-  // Does not start the executor (see Start).
-  Batcher(const Options& options, model::Engine* engine, Clock* clock, ServiceMetrics* metrics);
+  // Does not start the executors (see Start). REQUIRES: `engines` not
+  // empty, none null; replica i is engines[i].
+  Batcher(const Options& options, std::vector<model::Engine*> engines, Clock* clock, ServiceMetrics* metrics);
+  // One replica.
+  Batcher(const Options& options, model::Engine* engine, Clock* clock, ServiceMetrics* metrics)
+      : Batcher(options, std::vector<model::Engine*>{engine}, clock, metrics) {}
   // Stops (see Stop) and joins.
   ~Batcher();
   Batcher(const Batcher&) = delete;
   Batcher& operator=(const Batcher&) = delete;
 
-  // Starts the executor thread, runs the engine's InitializeThread on it
-  // and returns that status once it is done. On error the executor has
-  // ended and Schedule answers Unavailable. REQUIRES: called once.
+  // Starts one executor thread per replica, runs each engine's
+  // InitializeThread on its own (all at once) and returns once every one
+  // is done: OK if all succeeded, else the first replica's error. On error
+  // every executor has ended and Schedule answers Unavailable.
+  // REQUIRES: called once.
   absl::Status Start();
 
   // Enqueues all of `tasks` (the sequences of one request) or none, and
   // returns immediately; never blocks. On OK, ownership moves to the
-  // batcher and each task's `done` runs exactly once on the executor
+  // batcher and each task's `done` runs exactly once on an executor
   // thread. On error, `done` is never called and the caller answers the
   // request itself: ResourceExhausted when the queue would exceed
   // max_enqueued_tasks, Unavailable before Start or after Stop,
@@ -109,7 +123,7 @@ class Batcher {
   // drains. Schedule still accepts tasks. Idempotent.
   void StartDraining();
 
-  // Rejects new tasks, runs every task already queued, and joins the
+  // Rejects new tasks, runs every task already queued, and joins every
   // executor. Idempotent; safe to call from several threads.
   void Stop();
 
@@ -120,7 +134,17 @@ class Batcher {
   using Queue = std::deque<std::unique_ptr<BatchTask>>;
   using Tasks = std::vector<std::unique_ptr<BatchTask>>;
 
-  void Run();
+  // One engine and what only its executor thread touches.
+  struct Replica {
+    int index = 0;
+    model::Engine* engine = nullptr;
+    // Per endpoint, a moving average of this replica's seconds per padded
+    // token over its recent batches (0: none yet).
+    std::array<double, kNumBatchedEndpoints> seconds_per_token{};
+  };
+
+  // The loop of one replica's executor thread.
+  void Run(Replica& replica);
   // True when some queue has a full batch, or a task that waited
   // batch_timeout, or when draining with work left.
   bool HasReadyWork(absl::Time now) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
@@ -139,14 +163,16 @@ class Batcher {
   // queued"). `inference`: the engine time it had (0 if none).
   void AnswerGone(BatchTask& task, absl::Time now, absl::Duration inference, absl::string_view when);
   // Moves out of `batch` the tasks whose deadline falls before `now` plus
-  // the batch's estimated duration (none before the endpoint's first
-  // batch); answers them DeadlineExceeded. Executor thread only.
-  void DropUnfinishable(Endpoint endpoint, Tasks* batch, absl::Time now);
-  void Execute(Endpoint endpoint, Tasks batch, absl::Time now);
+  // the batch's estimated duration on `replica` (none before the
+  // replica's first batch of the endpoint); answers them DeadlineExceeded.
+  // The replica's executor thread only, as is Execute.
+  void DropUnfinishable(const Replica& replica, Endpoint endpoint, Tasks* batch, absl::Time now);
+  void Execute(Replica& replica, Endpoint endpoint, Tasks batch, absl::Time now);
   void UpdateQueueGauges(int queue_index) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   const Options options_;
-  model::Engine* const engine_;
+  // Fixed at construction; each element is its executor's own (see Replica).
+  std::vector<Replica> replicas_;
   Clock* const clock_;
   ServiceMetrics* const metrics_;  // May be null.
 
@@ -157,11 +183,9 @@ class Batcher {
   bool accepting_ ABSL_GUARDED_BY(mu_) = false;  // Between a successful Start and Stop.
   bool draining_ ABSL_GUARDED_BY(mu_) = false;   // Set by StartDraining or Stop.
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
+  bool start_failed_ ABSL_GUARDED_BY(mu_) = false;  // Some replica failed to initialize.
   int next_queue_ ABSL_GUARDED_BY(mu_) = 0;  // Round-robin start.
-  // Per endpoint, a moving average of seconds per padded token over recent
-  // batches (0: none yet). Executor thread only.
-  std::array<double, kNumBatchedEndpoints> seconds_per_token_{};
-  std::thread executor_ ABSL_GUARDED_BY(stop_mu_);
+  std::vector<std::thread> executors_ ABSL_GUARDED_BY(stop_mu_);  // One per replica.
 };
 
 }  // namespace deberta::service

@@ -5,9 +5,11 @@
 #include <csignal>
 #include <iostream>
 #include <thread>
+#include <vector>
 
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
+#include "absl/strings/str_cat.h"
 #include "model/demo_model.h"
 #include "model/demo_tokenizer.h"
 #include "model/engine_factory.h"
@@ -56,27 +58,41 @@ int main(int argc, char** argv) {
   }
   auto config = deberta::service::ServerConfigFromFlags(*engine_options, tokenizer.get());
   if (!config.ok()) return Fail(config.status());
+  const int threads = deberta::model::ResolveThreadCount(engine_options->num_threads);
+  auto replicas = deberta::model::ReplicaOptionsFromFlags(*engine_options, threads);
+  if (!replicas.ok()) return Fail(replicas.status());
   LOG(INFO) << "deberta-server " << DEBERTA_SERVE_VERSION << ": model=" << engine_options->model
             << " device=" << engine_options->device
-            << " dtype=" << deberta::model::ComputeDTypeName(engine_options->dtype)
-            << " threads=" << deberta::model::ResolveThreadCount(engine_options->num_threads)
-            << " emd=" << deberta::model::EmdModeName(engine_options->emd)
+            << " dtype=" << deberta::model::ComputeDTypeName(engine_options->dtype) << " threads=" << threads
+            << " replicas=" << replicas->size() << " emd=" << deberta::model::EmdModeName(engine_options->emd)
             << " tokenizer=" << (tokenizer ? tokenizer->kind() : "none") << " " << config->Describe();
 
   // The main thread only loads the model; batches run on the batcher's
-  // thread, which gets the intra-op threads (see ConfigureRuntime).
+  // threads, one per replica, which get the intra-op threads (see
+  // ConfigureRuntime).
   deberta::model::ConfigureRuntime(/*num_threads=*/1);
-  auto engine = deberta::model::CreateTorchEngine(*engine_options);
-  if (!engine.ok()) return Fail(engine.status());
-  const deberta::model::ModelInfo info = (*engine)->info();
-  deberta::service::Server server(*config, *std::move(engine), std::make_shared<prometheus::Registry>(),
+  std::vector<std::unique_ptr<deberta::model::Engine>> engines;
+  for (size_t r = 0; r < replicas->size(); ++r) {
+    const deberta::model::EngineOptions& options = (*replicas)[r];
+    if (replicas->size() > 1) {
+      LOG(INFO) << "replica " << r << ": device=" << options.device << " threads=" << options.num_threads;
+    }
+    auto engine = deberta::model::CreateTorchEngine(options);
+    if (!engine.ok()) return Fail(engine.status());
+    engines.push_back(*std::move(engine));
+  }
+  const deberta::model::ModelInfo info = engines.front()->info();
+  const size_t replica_count = engines.size();
+  deberta::service::Server server(*config, std::move(engines), std::make_shared<prometheus::Registry>(),
                                   std::move(tokenizer));
   if (absl::Status s = server.Start(); !s.ok()) return Fail(s);
   // Standard output carries three lines for scripts and supervisors (the
   // bound ports, the signal, the end); everything else is logged to stderr.
   std::cout << "deberta-server " << DEBERTA_SERVE_VERSION << ": serving " << info.name << " ("
             << info.model_type << ", " << info.device << ", " << info.dtype << ", EMD "
-            << (info.emd_enabled ? "on" : "off") << ") on " << config->listen_address << ":"
+            << (info.emd_enabled ? "on" : "off")
+            << (replica_count > 1 ? absl::StrCat(", ", replica_count, " replicas") : std::string()) << ") on "
+            << config->listen_address << ":"
             << server.port() << ", metrics on :" << server.metrics_port() << ", http on :" << server.http_port()
             << std::endl;
 

@@ -160,15 +160,47 @@ void ServiceMetrics::SetQueueDepth(Endpoint endpoint, size_t sequences, int64_t 
 }
 
 void ServiceMetrics::AddInflight(int delta) { inflight_->Increment(delta); }
-void ServiceMetrics::SetDeviceMemory(int64_t allocated_bytes, int64_t reserved_bytes) {
-  if (device_allocated_ == nullptr) {
-    device_allocated_ = &UnlabelledGauge(*registry_, "deberta_device_memory_allocated_bytes",
-                                         "Device memory held by live tensors (the allocator's in-use bytes).");
-    device_reserved_ = &UnlabelledGauge(*registry_, "deberta_device_memory_reserved_bytes",
-                                        "Device memory the allocator holds: in use plus its cache.");
+void ServiceMetrics::SetReplicas(int replicas) {
+  auto& batches = prometheus::BuildCounter()
+                      .Name("deberta_replica_batches_total")
+                      .Help("Batches run, by engine replica.")
+                      .Register(*registry_);
+  auto& busy = prometheus::BuildCounter()
+                   .Name("deberta_replica_busy_seconds_total")
+                   .Help("Seconds an engine replica spent running batches; its rate is the replica's utilization.")
+                   .Register(*registry_);
+  for (int r = 0; r < replicas; ++r) {
+    const std::string replica = std::to_string(r);
+    replica_batches_.push_back(&batches.Add({{"replica", replica}}));
+    replica_busy_seconds_.push_back(&busy.Add({{"replica", replica}}));
   }
-  device_allocated_->Set(static_cast<double>(allocated_bytes));
-  device_reserved_->Set(static_cast<double>(reserved_bytes));
+}
+
+void ServiceMetrics::RecordReplicaBatch(int replica, absl::Duration inference) {
+  if (replica < 0 || replica >= static_cast<int>(replica_batches_.size())) return;
+  replica_batches_[replica]->Increment();
+  replica_busy_seconds_[replica]->Increment(absl::ToDoubleSeconds(inference));
+}
+
+void ServiceMetrics::SetDeviceMemory(int replica, int64_t allocated_bytes, int64_t reserved_bytes) {
+  absl::MutexLock lock(&device_mu_);
+  if (device_allocated_ == nullptr) {
+    device_allocated_ = &prometheus::BuildGauge()
+                             .Name("deberta_device_memory_allocated_bytes")
+                             .Help("Device memory held by live tensors (the allocator's in-use bytes), by replica.")
+                             .Register(*registry_);
+    device_reserved_ = &prometheus::BuildGauge()
+                            .Name("deberta_device_memory_reserved_bytes")
+                            .Help("Device memory the allocator holds: in use plus its cache, by replica.")
+                            .Register(*registry_);
+  }
+  auto [it, added] = device_memory_.try_emplace(replica);
+  if (added) {
+    const std::string label = std::to_string(replica);
+    it->second = {&device_allocated_->Add({{"replica", label}}), &device_reserved_->Add({{"replica", label}})};
+  }
+  it->second.first->Set(static_cast<double>(allocated_bytes));
+  it->second.second->Set(static_cast<double>(reserved_bytes));
 }
 
 void ServiceMetrics::SetModelReady(bool ready) { model_ready_->Set(ready ? 1 : 0); }

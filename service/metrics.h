@@ -14,8 +14,11 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "absl/status/status.h"
+#include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "service/endpoint.h"
 #include "service/rejection_reason.h"
@@ -50,11 +53,18 @@ class ServiceMetrics {
   // end (cancelled, or past the deadline): the batch's time times their
   // share of it.
   void RecordAbandonedInference(Endpoint endpoint, absl::Duration wasted);
-  // The engine's device memory after a batch (GPU engines):
-  // deberta_device_memory_{allocated,reserved}_bytes, created at the first
-  // call, so a CPU server has none. Call from one thread only (the
-  // batcher's executor).
-  void SetDeviceMemory(int64_t allocated_bytes, int64_t reserved_bytes);
+  // deberta_replica_batches_total{replica} and
+  // deberta_replica_busy_seconds_total{replica} (engine time; its rate is
+  // the replica's utilization), for replicas "0" to replicas-1. Call once,
+  // before the first RecordReplicaBatch (the batcher does).
+  void SetReplicas(int replicas);
+  // One batch finished on `replica`, which ran it for `inference`.
+  // Ignored for a replica SetReplicas did not create.
+  void RecordReplicaBatch(int replica, absl::Duration inference);
+  // A replica's device memory after a batch (GPU engines):
+  // deberta_device_memory_{allocated,reserved}_bytes{replica}, created at
+  // a replica's first call, so a CPU server has none.
+  void SetDeviceMemory(int replica, int64_t allocated_bytes, int64_t reserved_bytes);
   void RecordRejection(RejectionReason reason);
   void SetQueueDepth(Endpoint endpoint, size_t sequences, int64_t tokens);
   void AddInflight(int delta);
@@ -86,8 +96,14 @@ class ServiceMetrics {
   prometheus::Gauge* inflight_;
   prometheus::Gauge* model_ready_;
   prometheus::Gauge* draining_;
-  prometheus::Gauge* device_allocated_ = nullptr;  // Created by SetDeviceMemory.
-  prometheus::Gauge* device_reserved_ = nullptr;
+  std::vector<prometheus::Counter*> replica_batches_;  // Set once by SetReplicas.
+  std::vector<prometheus::Counter*> replica_busy_seconds_;
+  // Created by SetDeviceMemory, one pair per replica, from several
+  // executor threads.
+  absl::Mutex device_mu_;
+  prometheus::Family<prometheus::Gauge>* device_allocated_ ABSL_GUARDED_BY(device_mu_) = nullptr;
+  prometheus::Family<prometheus::Gauge>* device_reserved_ ABSL_GUARDED_BY(device_mu_) = nullptr;
+  std::map<int, std::pair<prometheus::Gauge*, prometheus::Gauge*>> device_memory_ ABSL_GUARDED_BY(device_mu_);
 };
 
 }  // namespace deberta::service

@@ -57,14 +57,49 @@ absl::StatusOr<std::unique_ptr<HttpServer>> StartHttp(const HttpServer::Options&
 
 }  // namespace
 
-Server::Server(ServerConfig config, std::unique_ptr<model::Engine> engine,
+Server::Server(ServerConfig config, std::vector<std::unique_ptr<model::Engine>> engines,
                std::shared_ptr<prometheus::Registry> registry, std::unique_ptr<model::Tokenizer> tokenizer)
     : config_(std::move(config)),
-      engine_(std::move(engine)),
+      engines_(std::move(engines)),
       tokenizer_(std::move(tokenizer)),
       metrics_(std::move(registry)) {
   config_.service.requests.tokenizer = tokenizer_.get();
 }
+
+namespace {
+
+std::vector<std::unique_ptr<model::Engine>> OneEngine(std::unique_ptr<model::Engine> engine) {
+  std::vector<std::unique_ptr<model::Engine>> engines;
+  engines.push_back(std::move(engine));
+  return engines;
+}
+
+// What the service promises about the model (GetModelInfo, validation)
+// must hold whichever replica runs a request.
+absl::Status CheckReplicasAreOneModel(const std::vector<std::unique_ptr<model::Engine>>& engines) {
+  if (engines.empty() || engines.front() == nullptr) return absl::InvalidArgumentError("the server has no engine");
+  const model::ModelInfo& first = engines.front()->info();
+  for (size_t r = 1; r < engines.size(); ++r) {
+    if (engines[r] == nullptr) return absl::InvalidArgumentError(absl::StrCat("replica ", r, " has no engine"));
+    const model::ModelInfo& info = engines[r]->info();
+    if (info.name != first.name || info.model_type != first.model_type || info.vocab_size != first.vocab_size ||
+        info.labels != first.labels || info.type_vocab_size != first.type_vocab_size ||
+        info.max_sequence_length != first.max_sequence_length ||
+        info.dtype != first.dtype || info.emd_enabled != first.emd_enabled ||
+        info.has_classifier != first.has_classifier || info.has_mlm_head != first.has_mlm_head) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("replica ", r, " (", info.name, ", ", info.dtype, ") is not the same model as replica 0 (",
+                       first.name, ", ", first.dtype, ")"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+Server::Server(ServerConfig config, std::unique_ptr<model::Engine> engine,
+               std::shared_ptr<prometheus::Registry> registry, std::unique_ptr<model::Tokenizer> tokenizer)
+    : Server(std::move(config), OneEngine(std::move(engine)), std::move(registry), std::move(tokenizer)) {}
 
 Server::~Server() { Shutdown(); }
 
@@ -72,7 +107,8 @@ int Server::metrics_port() const { return metrics_http_ ? metrics_http_->port() 
 
 absl::Status Server::Start() {
   if (absl::Status s = config_.Validate(); !s.ok()) return s;
-  const model::ModelInfo& info = engine_->info();
+  if (absl::Status s = CheckReplicasAreOneModel(engines_); !s.ok()) return s;
+  const model::ModelInfo& info = engines_.front()->info();
   if (tokenizer_ != nullptr && tokenizer_->vocab_size() > info.vocab_size) {
     return absl::FailedPreconditionError(absl::StrCat("the tokenizer has ", tokenizer_->vocab_size(),
                                                       " ids but the model's vocabulary only ", info.vocab_size));
@@ -100,7 +136,9 @@ absl::Status Server::Start() {
   metrics_.SetDraining(false);
   if (absl::Status s = StartMetrics(); !s.ok()) return s;
 
-  batcher_ = std::make_unique<Batcher>(config_.batcher, engine_.get(), RealClock::Get(), &metrics_);
+  std::vector<model::Engine*> replicas;
+  for (const auto& engine : engines_) replicas.push_back(engine.get());
+  batcher_ = std::make_unique<Batcher>(config_.batcher, std::move(replicas), RealClock::Get(), &metrics_);
   service_ = std::make_unique<InferenceServiceImpl>(info, config_.service, batcher_.get(), &metrics_);
   if (absl::Status s = StartGrpc(); !s.ok()) return s;
   if (absl::Status s = StartJsonApi(); !s.ok()) return s;

@@ -1,4 +1,4 @@
-// Server: owns the engine, the batcher, the gRPC server (inference,
+// Server: owns the engine replicas, the batcher, the gRPC server (inference,
 // health, reflection), the /metrics HTTP server and the credentials (TLS,
 // API keys), and orders their start-up and shutdown.
 #ifndef DEBERTA_SERVICE_SERVER_H_
@@ -8,6 +8,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/time/time.h"
@@ -27,16 +28,22 @@ namespace deberta::service {
 // thread, the destructor).
 class Server {
  public:
-  // Takes ownership of the engine and of the checkpoint's tokenizer (null
-  // when it has none: only token ids are then accepted). `registry` may be
-  // shared (tests).
+  // Takes ownership of the engines (replicas of one model, at least one,
+  // each with its own executor thread behind the one batcher) and of the
+  // checkpoint's tokenizer (null when it has none: only token ids are then
+  // accepted). `registry` may be shared (tests).
+  Server(ServerConfig config, std::vector<std::unique_ptr<model::Engine>> engines,
+         std::shared_ptr<prometheus::Registry> registry,
+         std::unique_ptr<model::Tokenizer> tokenizer = nullptr);
+  // One engine.
   Server(ServerConfig config, std::unique_ptr<model::Engine> engine,
          std::shared_ptr<prometheus::Registry> registry,
          std::unique_ptr<model::Tokenizer> tokenizer = nullptr);
   ~Server();
 
-  // Binds the ports, starts the batcher (whose executor thread initializes
-  // and warms up the engine), then reports SERVING.
+  // Binds the ports, starts the batcher (whose executor threads initialize
+  // and warm up the engines), then reports SERVING. FailedPrecondition if
+  // the replicas are not one model.
   absl::Status Start();
   // Health NOT_SERVING, refuse new work, let accepted work finish within
   // the drain timeout, stop the batcher. Idempotent.
@@ -57,7 +64,7 @@ class Server {
   absl::Status StartJsonApi();
 
   ServerConfig config_;
-  std::unique_ptr<model::Engine> engine_;
+  std::vector<std::unique_ptr<model::Engine>> engines_;  // Replicas; never empty once started.
   std::unique_ptr<model::Tokenizer> tokenizer_;
   ServiceMetrics metrics_;
   std::unique_ptr<Batcher> batcher_;

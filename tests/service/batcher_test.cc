@@ -288,8 +288,8 @@ TEST_F(BatcherTest, ExportsTheEnginesDeviceMemoryAfterEachBatchAndNoneForACpuEng
   ASSERT_TRUE(ScheduleTask(Endpoint::kClassify, {Tokens(2, 5)}, &outcomes).ok());
   AwaitAll(outcomes);
   const std::string gpu = prometheus::TextSerializer().Serialize(registry->Collect());
-  EXPECT_THAT(gpu, HasSubstr("deberta_device_memory_allocated_bytes 1048576\n"));
-  EXPECT_THAT(gpu, HasSubstr("deberta_device_memory_reserved_bytes 3145728\n"));
+  EXPECT_THAT(gpu, HasSubstr("deberta_device_memory_allocated_bytes{replica=\"0\"} 1048576\n"));
+  EXPECT_THAT(gpu, HasSubstr("deberta_device_memory_reserved_bytes{replica=\"0\"} 3145728\n"));
 }
 
 TEST_F(BatcherTest, FullQueueRejectsWholeRequestAtOnce) {

@@ -21,6 +21,8 @@ class FakeEngine final : public model::Engine {
   FakeEngine();
 
   const model::ModelInfo& info() const override { return info_; }
+  // To describe another model; before the engine is used.
+  model::ModelInfo* mutable_info() { return &info_; }
   // Records the calling thread and how many batches ran before; returns
   // what FailInitializationWith set (OK by default).
   absl::Status InitializeThread() override;

@@ -21,13 +21,21 @@ std::string TestServer::HealthStatus(const std::string& service_name) {
 absl::StatusOr<std::unique_ptr<TestServer>> StartTestServer(std::unique_ptr<model::Engine> engine,
                                                             service::ServerConfig config,
                                                             std::unique_ptr<model::Tokenizer> tokenizer) {
+  std::vector<std::unique_ptr<model::Engine>> engines;
+  engines.push_back(std::move(engine));
+  return StartTestServer(std::move(engines), std::move(config), std::move(tokenizer));
+}
+
+absl::StatusOr<std::unique_ptr<TestServer>> StartTestServer(std::vector<std::unique_ptr<model::Engine>> engines,
+                                                            service::ServerConfig config,
+                                                            std::unique_ptr<model::Tokenizer> tokenizer) {
   config.listen_address = "127.0.0.1";
   config.port = 0;
   if (config.metrics_port != 0) config.metrics_port = -1;
   if (config.http_port != 0) config.http_port = -1;
   auto test = std::make_unique<TestServer>();
   if (tokenizer != nullptr) config.service.special_tokens = tokenizer->special_tokens();
-  test->server = std::make_unique<service::Server>(config, std::move(engine),
+  test->server = std::make_unique<service::Server>(config, std::move(engines),
                                                    std::make_shared<prometheus::Registry>(), std::move(tokenizer));
   if (absl::Status s = test->server->Start(); !s.ok()) return s;
   test->channel = grpc::CreateChannel(absl::StrCat("127.0.0.1:", test->server->port()),

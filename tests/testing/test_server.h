@@ -6,6 +6,7 @@
 #include <grpcpp/grpcpp.h>
 
 #include <memory>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "deberta/serving/v1/inference.grpc.pb.h"
@@ -32,6 +33,11 @@ struct TestServer {
 // with config.http_port.
 absl::StatusOr<std::unique_ptr<TestServer>> StartTestServer(
     std::unique_ptr<model::Engine> engine, service::ServerConfig config,
+    std::unique_ptr<model::Tokenizer> tokenizer = nullptr);
+
+// The same with several engine replicas behind the one batcher.
+absl::StatusOr<std::unique_ptr<TestServer>> StartTestServer(
+    std::vector<std::unique_ptr<model::Engine>> engines, service::ServerConfig config,
     std::unique_ptr<model::Tokenizer> tokenizer = nullptr);
 
 // A ClientContext with a deadline `seconds` from now.
