@@ -1,17 +1,20 @@
 // Model speed: random-weight models of deberta-base (v1) and
 // deberta-v3-base size, classification forward, by default at 1x128, 8x128
-// and 32x64 tokens, in float32 and bfloat16, on the CPU. Reports tokens/s
+// and 32x64 tokens, in float32 and bfloat16 (and int8 on asking), on the CPU. Reports tokens/s
 // and the model's linear-layer GFLOP/s as a fraction of a plain GEMM's
 // GFLOP/s measured in the same process (same threads, same dtype), plus
 // minor page faults per forward (glibc returning freed tensors to the OS
 // shows up here).
 //
 //   build/bench/model_bench --threads=2 [--default_malloc] [--benchmark_filter=...]
-//       [--device=cpu|cuda:N] [--dtypes=fp32,bf16,fp16] [--configs=v1,v3]
+//       [--device=cpu|cuda:N] [--dtypes=fp32,bf16,fp16,int8] [--configs=v1,v3]
 //       [--shapes=1x128,8x128,32x64] [--min_time=2]
 //
 // On a CUDA device each timed forward ends with its logits copied to the
-// host, as the engine does, so the time covers the kernels.
+// host, as the engine does, so the time covers the kernels. int8 is the
+// engine's --dtype=int8 (the encoder's linear layers quantized, the rest
+// float32), named here by at::kChar; its GEMM calibration is the same
+// product through Int8Linear.
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
 #include <benchmark/benchmark.h>
@@ -30,6 +33,7 @@
 #include "absl/strings/str_split.h"
 #include "model/torch/deberta_model.h"
 #include "model/runtime.h"
+#include "model/torch/int8_linear.h"
 #include "model/torch/network_loader.h"
 
 namespace deberta::model {
@@ -63,14 +67,18 @@ long MinorFaults() {
 // the device (in rounds of 10 that end by reading one value back).
 double GemmGflops(int64_t tokens, int64_t in, int64_t out, at::ScalarType dtype) {
   c10::InferenceMode guard;
-  at::Tensor x = at::randn({tokens, in}).to(g_device, dtype), w = at::randn({out, in}).to(g_device, dtype);
-  for (int i = 0; i < 3; ++i) at::linear(x, w)[0][0].item<float>();
+  const bool int8 = dtype == at::kChar;
+  const at::ScalarType data = int8 ? at::kFloat : dtype;
+  at::Tensor x = at::randn({tokens, in}).to(g_device, data), w = at::randn({out, in}).to(g_device, data);
+  const Int8Linear int8_linear = int8 ? Int8Linear::Pack(w, at::Tensor()) : Int8Linear();
+  auto product = [&] { return int8 ? int8_linear.forward(x) : at::linear(x, w); };
+  for (int i = 0; i < 3; ++i) product()[0][0].item<float>();
   int iterations = 0;
   auto start = std::chrono::steady_clock::now();
   double seconds = 0;
   while (seconds < 0.5) {
     at::Tensor y;
-    for (int i = 0; i < 10; ++i) y = at::linear(x, w);
+    for (int i = 0; i < 10; ++i) y = product();
     y[0][0].item<float>();
     iterations += 10;
     seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -105,7 +113,12 @@ Prepared& Network(const std::string& which, at::ScalarType dtype) {
     }
   }
   p.network->to(g_device);
-  p.network->Prepare(dtype);
+  if (dtype == at::kChar) {
+    p.network->Prepare(at::kFloat);
+    p.network->QuantizeEncoderToInt8();
+  } else {
+    p.network->Prepare(dtype);
+  }
   return cache.emplace(key, std::move(p)).first->second;
 }
 
@@ -155,7 +168,7 @@ class RatioReporter : public benchmark::ConsoleReporter {
 };
 
 const char* DTypeName(at::ScalarType dtype) {
-  return dtype == at::kFloat ? "fp32" : dtype == at::kBFloat16 ? "bf16" : "fp16";
+  return dtype == at::kFloat ? "fp32" : dtype == at::kBFloat16 ? "bf16" : dtype == at::kChar ? "int8" : "fp16";
 }
 
 void RegisterAll() {
@@ -192,6 +205,7 @@ bool ParseFlags(int argc, char** argv) {
         if (d == "fp32") g_dtypes.push_back(at::kFloat);
         else if (d == "bf16") g_dtypes.push_back(at::kBFloat16);
         else if (d == "fp16") g_dtypes.push_back(at::kHalf);
+        else if (d == "int8" && g_device.is_cpu() && UseOnednnQuantizedEngine().ok()) g_dtypes.push_back(at::kChar);
         else return false;
       }
     } else if (name == "--configs") {
@@ -221,8 +235,8 @@ bool ParseFlags(int argc, char** argv) {
 
 int main(int argc, char** argv) {
   if (!deberta::model::ParseFlags(argc, argv)) {
-    std::cerr << "model_bench: bad flag (--threads=N --device=cpu|cuda:N --dtypes=fp32,bf16,fp16 "
-                 "--configs=v1,v3 --shapes=BxL,... --min_time=S)\n";
+    std::cerr << "model_bench: bad flag (--threads=N --device=cpu|cuda:N --dtypes=fp32,bf16,fp16,int8 "
+                 "(int8: cpu only, after --device) --configs=v1,v3 --shapes=BxL,... --min_time=S)\n";
     return 2;
   }
   if (deberta::model::g_default_malloc) {

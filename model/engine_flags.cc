@@ -12,7 +12,8 @@ ABSL_FLAG(std::string, model, "demo", "Checkpoint folder (config.json + model.sa
 ABSL_FLAG(std::string, device, "cpu",
           "cpu or cuda:N; for several replicas a list, spread round-robin (cuda:0,cuda:1)");
 ABSL_FLAG(std::string, dtype, "float32",
-          "float32, bfloat16 (CPU with avx512_bf16, GPU) or float16 (GPU)");
+          "float32, bfloat16 (CPU with avx512_bf16, GPU), float16 (GPU) or int8 (CPU: the encoder's "
+          "linear layers in int8, the rest float32)");
 ABSL_FLAG(int, threads, 0,
           "CPU threads for the model (0 = the CPUs this process may use, within its cgroup CPU limit)");
 ABSL_FLAG(std::string, emd, "auto", "Fill-mask decoder: auto, emd (Enhanced Mask Decoder) or plain");

@@ -10,8 +10,9 @@ absl::StatusOr<ComputeDType> ParseComputeDType(absl::string_view name) {
   if (name == "float32" || name == "fp32") return ComputeDType::kFloat32;
   if (name == "bfloat16" || name == "bf16") return ComputeDType::kBFloat16;
   if (name == "float16" || name == "fp16") return ComputeDType::kFloat16;
+  if (name == "int8") return ComputeDType::kInt8;
   return absl::InvalidArgumentError(
-      absl::StrCat("unknown dtype '", name, "' (expected float32, bfloat16 or float16)"));
+      absl::StrCat("unknown dtype '", name, "' (expected float32, bfloat16, float16 or int8)"));
 }
 
 const char* ComputeDTypeName(ComputeDType dtype) {
@@ -19,6 +20,7 @@ const char* ComputeDTypeName(ComputeDType dtype) {
     case ComputeDType::kFloat32: return "float32";
     case ComputeDType::kBFloat16: return "bfloat16";
     case ComputeDType::kFloat16: return "float16";
+    case ComputeDType::kInt8: return "int8";
   }
   return "?";
 }

@@ -12,10 +12,12 @@ namespace deberta::model {
 
 // Precision of the matrix multiplications. LayerNorm, softmax and the
 // attention scores always run in float32 (docs/deberta-model.md section 6.4, 12.6).
-enum class ComputeDType { kFloat32, kBFloat16, kFloat16 };
+// kInt8 (CPU): the encoder's linear layers in int8 with activations
+// quantized at run time, everything else in float32.
+enum class ComputeDType { kFloat32, kBFloat16, kFloat16, kInt8 };
 
 absl::StatusOr<ComputeDType> ParseComputeDType(absl::string_view name);
-const char* ComputeDTypeName(ComputeDType dtype);  // "float32", "bfloat16", "float16"
+const char* ComputeDTypeName(ComputeDType dtype);  // "float32", "bfloat16", "float16", "int8"
 
 // Which masked-LM computation fill-mask uses (docs/deberta-model.md section 9.3).
 enum class EmdMode {

@@ -41,6 +41,8 @@ void DebertaNetworkImpl::Prepare(at::ScalarType compute_dtype) {
   }
 }
 
+void DebertaNetworkImpl::QuantizeEncoderToInt8() { deberta->encoder->QuantizeLayersToInt8(); }
+
 bool DebertaNetworkImpl::CanRunEmd() const {
   return !config_.position_biased_input && deberta->embeddings->position_embeddings &&
          config_.num_hidden_layers >= 2 && config_.embedding_size == config_.hidden_size;

@@ -52,6 +52,11 @@ class DebertaNetworkImpl : public torch::nn::Module {
   // matrix-product weights in `compute_dtype` only (the float32 values and
   // the layers folded into the fused ones are dropped).
   void Prepare(at::ScalarType compute_dtype);
+  // After Prepare in float32: the encoder layers' linear products in int8
+  // (weights per output channel, activations quantized at run time); the
+  // embeddings, the position tables, the attention scores, LayerNorm, the
+  // heads and the EMD's own inputs stay float32.
+  void QuantizeEncoderToInt8();
 
   // Whether fill-mask can use the Enhanced Mask Decoder (docs/deberta-model.md section 9.2: needs the
   // position table, no position-biased input, N >= 2 and E == H).

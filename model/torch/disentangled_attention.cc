@@ -89,6 +89,15 @@ void DisentangledSelfAttentionImpl::Prepare(const at::Tensor& rel_table,
   }
 }
 
+void DisentangledSelfAttentionImpl::QuantizeToInt8() {
+  const int64_t a = config_.AllHeadSize();
+  qkv_int8_ = Int8Linear::Pack(qkv_weight_, qkv_bias_);
+  q_int8_ = Int8Linear::Pack(qkv_weight_.narrow(0, 0, a), qkv_bias_.narrow(0, 0, a));
+  kv_int8_ = Int8Linear::Pack(qkv_weight_.narrow(0, a, 2 * a), qkv_bias_.narrow(0, a, 2 * a));
+  qkv_weight_ = at::Tensor();
+  qkv_bias_ = at::Tensor();
+}
+
 at::Tensor DisentangledSelfAttentionImpl::forward(const at::Tensor& query_states,
                                                   const at::Tensor& key_value_states,
                                                   const AttentionContext& ctx) const {
@@ -96,18 +105,22 @@ at::Tensor DisentangledSelfAttentionImpl::forward(const at::Tensor& query_states
                 lk = key_value_states.size(1), a = config_.AllHeadSize();
   at::Tensor q, k, v;  // [B, n, L, d]
   if (query_states.is_same(key_value_states)) {
-    at::Tensor qkv = LinearInDType(query_states, qkv_weight_, qkv_bias_)
+    at::Tensor qkv = (qkv_int8_.defined() ? qkv_int8_.forward(query_states)
+                                          : LinearInDType(query_states, qkv_weight_, qkv_bias_))
                          .view({batch, lq, 3, heads_, head_size_})
                          .permute({2, 0, 3, 1, 4});
     q = qkv[0];
     k = qkv[1];
     v = qkv[2];
   } else {
-    q = LinearInDType(query_states, qkv_weight_.narrow(0, 0, a), qkv_bias_.narrow(0, 0, a))
+    q = (q_int8_.defined() ? q_int8_.forward(query_states)
+                           : LinearInDType(query_states, qkv_weight_.narrow(0, 0, a), qkv_bias_.narrow(0, 0, a)))
             .view({batch, lq, heads_, head_size_})
             .permute({0, 2, 1, 3});
     at::Tensor kv =
-        LinearInDType(key_value_states, qkv_weight_.narrow(0, a, 2 * a), qkv_bias_.narrow(0, a, 2 * a))
+        (kv_int8_.defined()
+             ? kv_int8_.forward(key_value_states)
+             : LinearInDType(key_value_states, qkv_weight_.narrow(0, a, 2 * a), qkv_bias_.narrow(0, a, 2 * a)))
             .view({batch, lk, 2, heads_, head_size_})
             .permute({2, 0, 3, 1, 4});
     k = kv[0];

@@ -57,6 +57,15 @@ void EncoderImpl::Prepare(at::ScalarType compute_dtype) {
   for (auto& l : layers_) l->attention->self->Prepare(relative_table_, compute_dtype);
 }
 
+void EncoderImpl::QuantizeLayersToInt8() {
+  for (auto& l : layers_) {
+    l->attention->self->QuantizeToInt8();
+    l->attention->output->dense->QuantizeToInt8();
+    l->intermediate->dense->QuantizeToInt8();
+    l->output->dense->QuantizeToInt8();
+  }
+}
+
 std::vector<at::Tensor> EncoderImpl::forward(const at::Tensor& embeddings, AttentionContext& ctx,
                                              bool keep_all) const {
   std::vector<at::Tensor> states{embeddings};

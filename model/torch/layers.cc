@@ -41,6 +41,7 @@ at::Tensor DenseImpl::forward(const at::Tensor& x) const {
 }
 
 at::Tensor DenseImpl::ForwardInComputeDType(const at::Tensor& x) const {
+  if (int8_.defined()) return int8_.forward(x);
   if (compute_weight_.defined()) return LinearInDType(x, compute_weight_, compute_bias_);
   return at::linear(x.to(weight.scalar_type()), weight, bias);
 }
@@ -62,6 +63,11 @@ void DenseImpl::Release() {
   if (bias.defined()) bias.set_data(at::empty({0}, bias.options()));
   compute_weight_ = at::Tensor();
   compute_bias_ = at::Tensor();
+}
+
+void DenseImpl::QuantizeToInt8() {
+  int8_ = Int8Linear::Pack(weight, bias);
+  Release();
 }
 
 NormImpl::NormImpl(int64_t size, double eps) : eps_(eps) {

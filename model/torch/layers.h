@@ -10,6 +10,8 @@
 
 #include <string>
 
+#include "model/torch/int8_linear.h"
+
 namespace deberta::model {
 
 enum class Activation { kGelu, kTanh, kRelu, kSwish, kSigmoid, kLinear };
@@ -42,6 +44,9 @@ class DenseImpl : public torch::nn::Module {
   void KeepOnlyComputeCopy();
   // Empties the parameters and copies: forward must not be called after.
   void Release();
+  // From now on the product runs in int8 (Int8Linear, float32 result) and
+  // the float32 parameters are emptied. After Prepare in float32.
+  void QuantizeToInt8();
 
   at::Tensor weight;  // [out, in]
   at::Tensor bias;    // [out], undefined without bias
@@ -49,6 +54,7 @@ class DenseImpl : public torch::nn::Module {
  private:
   at::Tensor compute_weight_;
   at::Tensor compute_bias_;
+  Int8Linear int8_;  // Defined once quantized.
 };
 TORCH_MODULE(Dense);
 

@@ -35,6 +35,12 @@ absl::StatusOr<at::ScalarType> ScalarTypeFor(ComputeDType dtype, const c10::Devi
             "float16 is only supported on cuda devices; use bfloat16 on cpu");
       }
       return at::kHalf;
+    case ComputeDType::kInt8:
+      // The linear layers are quantized after a float32 Prepare.
+      if (device.is_cuda()) {
+        return absl::InvalidArgumentError("int8 is only supported on the cpu; use float16 or bfloat16 on cuda");
+      }
+      return at::kFloat;
   }
   return absl::InvalidArgumentError("unknown dtype");
 }
@@ -172,9 +178,11 @@ absl::StatusOr<LoadedNetwork> LoadNetwork(const EngineOptions& options) {
   // Process-wide LibTorch settings; they matter on CUDA devices only.
   at::globalContext().setAllowTF32CuBLAS(options.allow_tf32);
   at::globalContext().setAllowTF32CuDNN(options.allow_tf32);
+  if (options.dtype == ComputeDType::kInt8) DEBERTA_RETURN_IF_ERROR(UseOnednnQuantizedEngine());
   try {
     loaded.network->to(loaded.device);
     loaded.network->Prepare(compute_dtype);
+    if (options.dtype == ComputeDType::kInt8) loaded.network->QuantizeEncoderToInt8();
   } catch (const std::exception& e) {
     return absl::InternalError(absl::StrCat("preparing the model on ", options.device, ": ", e.what()));
   }

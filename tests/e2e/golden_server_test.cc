@@ -88,6 +88,46 @@ TEST_P(GoldenServerTest, AnswersOverGrpcEqualTheReference) {
   EXPECT_EQ(m, static_cast<int64_t>(in.masked_positions.size()));
 }
 
+// --dtype=int8 served like any dtype: the model info says so, and the
+// classifier's answers are within the int8 budget of the reference.
+TEST_P(GoldenServerTest, Int8IsServedWithinItsBudget) {
+  const std::string name = GetParam();
+  const GoldenInputs in = ReadGoldenInputs(name);
+  const GoldenExpected expected(name);
+  model::EngineOptions options;
+  options.model = GoldenDir() + "/" + name;
+  options.num_threads = 2;
+  options.dtype = model::ComputeDType::kInt8;
+  auto engine = model::CreateTorchEngine(options);
+  ASSERT_TRUE(engine.ok()) << engine.status();
+  auto server = StartTestServer(*std::move(engine), service::ServerConfig());
+  ASSERT_TRUE(server.ok()) << server.status();
+  pb::ModelInfo info;
+  auto info_context = ContextWithDeadline();
+  ASSERT_TRUE((*server)->stub->GetModelInfo(info_context.get(), pb::GetModelInfoRequest(), &info).ok());
+  EXPECT_EQ(info.dtype(), "int8");
+
+  pb::ClassifyRequest classify;
+  for (size_t b = 0; b < in.lengths.size(); ++b) {
+    pb::Sequence* sequence = classify.add_sequences();
+    for (int64_t t = 0; t < in.lengths[b]; ++t) {
+      sequence->add_token_ids(static_cast<int32_t>(in.input_ids[b][t].item<int64_t>()));
+    }
+  }
+  pb::ClassifyResponse classified;
+  auto context = ContextWithDeadline();
+  grpc::Status status = (*server)->stub->Classify(context.get(), classify, &classified);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  const at::Tensor logits = expected.Get("classifier_logits");
+  ASSERT_EQ(classified.results_size(), logits.size(0));
+  for (int b = 0; b < classified.results_size(); ++b) {
+    for (int k = 0; k < logits.size(1); ++k) {
+      EXPECT_NEAR(classified.results(b).logits(k), logits[b][k].item<float>(), kInt8ClassifierTolerance)
+          << name << " row " << b << " label " << k;
+    }
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(AllCases, GoldenServerTest, ::testing::ValuesIn(GoldenCaseNames()));
 
 }  // namespace

@@ -26,6 +26,8 @@ using deberta::testing::GoldenDir;
 using deberta::testing::GoldenExpected;
 using deberta::testing::GoldenInputs;
 using deberta::testing::ReadGoldenInputs;
+using deberta::testing::kInt8ClassifierTolerance;
+using deberta::testing::kInt8MlmTolerance;
 
 // The golden README's float32 acceptance rule.
 constexpr double kAtol = 1e-4, kRtol = 1e-4;
@@ -36,6 +38,7 @@ constexpr double kAtol = 1e-4, kRtol = 1e-4;
 // 1.3-2.3x headroom.
 constexpr double kBf16ClassifierTolerance = 0.02;
 constexpr double kBf16MlmTolerance = 0.25;
+// int8: kInt8ClassifierTolerance and kInt8MlmTolerance (golden_case.h).
 
 std::string ReadFile(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -190,25 +193,27 @@ TEST_P(GoldenTest, EngineAnswersMatchReference) {
   EXPECT_EQ(m, in.masked_positions.size());
 }
 
-TEST_P(GoldenTest, BFloat16LogitsWithinMeasuredTolerance) {
-  const std::string name = GetParam();
+// The three logits of a golden case in a reduced-precision dtype: within
+// `classifier` / `mlm` of the reference, and the same argmax wherever the
+// reference's top two differ by more than twice the bound (near-ties
+// cannot be asked of bfloat16 or int8). Largest errors are recorded as
+// test properties `<tag>_max_error_<logits>`.
+void ExpectLogitsWithin(const std::string& name, ComputeDType dtype, double classifier, double mlm,
+                        const std::string& tag) {
   GoldenInputs in = ReadGoldenInputs(name);
   GoldenExpected expected(name);
-  auto trace = RunTrace(LoadCase(name, ComputeDType::kBFloat16), in);
+  auto trace = RunTrace(LoadCase(name, dtype), in);
   for (const std::string logits : {"classifier_logits", "mlm_logits_emd", "mlm_logits_no_emd"}) {
     SCOPED_TRACE(name + ": " + logits);
-    const double tolerance =
-        logits == "classifier_logits" ? kBf16ClassifierTolerance : kBf16MlmTolerance;
+    const double tolerance = logits == "classifier_logits" ? classifier : mlm;
     at::Tensor want = expected.Get(logits), got = trace[logits].to(at::kFloat);
     if (want.dim() == 3) {
       want = RealRows(want, in.attention_mask);
       got = RealRows(got, in.attention_mask);
     }
     double max_error = (got - want).abs().max().item<double>();
-    RecordProperty("bf16_max_error_" + logits, std::to_string(max_error));
+    ::testing::Test::RecordProperty(tag + "_max_error_" + logits, std::to_string(max_error));
     EXPECT_LE(max_error, tolerance);
-    // Same argmax wherever the reference's top two differ by more than
-    // twice the tolerance (near-ties cannot be asked of bfloat16).
     auto [top2, top2_ids] = want.topk(2, -1);
     at::Tensor decisive = (top2.select(-1, 0) - top2.select(-1, 1)) > 2 * tolerance;
     at::Tensor same = got.argmax(-1) == want.argmax(-1);
@@ -217,6 +222,14 @@ TEST_P(GoldenTest, BFloat16LogitsWithinMeasuredTolerance) {
       EXPECT_GT(decisive.sum().item<int64_t>(), 10);
     }
   }
+}
+
+TEST_P(GoldenTest, BFloat16LogitsWithinMeasuredTolerance) {
+  ExpectLogitsWithin(GetParam(), ComputeDType::kBFloat16, kBf16ClassifierTolerance, kBf16MlmTolerance, "bf16");
+}
+
+TEST_P(GoldenTest, Int8LogitsWithinMeasuredTolerance) {
+  ExpectLogitsWithin(GetParam(), ComputeDType::kInt8, kInt8ClassifierTolerance, kInt8MlmTolerance, "int8");
 }
 
 // After loading, the linear layers hold one copy of their weights, in the

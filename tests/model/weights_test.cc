@@ -166,6 +166,12 @@ TEST(NetworkLoaderTest, BadOptionsAreClearErrors) {
   options.model = "demo";
   options.dtype = ComputeDType::kFloat16;
   EXPECT_THAT(std::string(LoadNetwork(options).status().message()), HasSubstr("float16 is only supported on cuda"));
+  options.dtype = ComputeDType::kInt8;
+  options.device = "cuda:0";
+  auto int8_on_cuda = LoadNetwork(options);
+  EXPECT_EQ(int8_on_cuda.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(int8_on_cuda.status().message()), HasSubstr("int8 is only supported on the cpu"));
+  options.device = "cpu";
   options.dtype = ComputeDType::kFloat32;
   options.device = "tpu";
   EXPECT_EQ(LoadNetwork(options).status().code(), absl::StatusCode::kInvalidArgument);

@@ -77,6 +77,18 @@ class ReplicasTest : public ::testing::Test {
 
   FakeEngine& engine(int r) { return *engines_[r]; }
 
+  // Blocks both engines of a two-replica batcher and schedules two
+  // requests, then waits until each replica holds one inside its engine:
+  // with one executor the second could not start while the first is held.
+  void HoldOneBatchInEachReplica(std::shared_ptr<Outcome> held[2]) {
+    engine(0).Block();
+    engine(1).Block();
+    ASSERT_TRUE(Schedule(1, &held[0]).ok());
+    ASSERT_TRUE(Schedule(2, &held[1]).ok());
+    engine(0).AwaitBlockedBatch();
+    engine(1).AwaitBlockedBatch();
+  }
+
   Batcher::Options options_;
   FakeClock clock_;
   std::vector<std::unique_ptr<FakeEngine>> engines_;
@@ -87,21 +99,14 @@ class ReplicasTest : public ::testing::Test {
 TEST_F(ReplicasTest, TwoReplicasRunTwoBatchesAtOnce) {
   Create(2);
   ASSERT_TRUE(batcher_->Start().ok());
-  engine(0).Block();
-  engine(1).Block();
-  std::shared_ptr<Outcome> first, second;
-  ASSERT_TRUE(Schedule(1, &first).ok());
-  ASSERT_TRUE(Schedule(2, &second).ok());
-  // Both batches are inside an engine at the same time: with one executor
-  // the second could not start while the first is held.
-  engine(0).AwaitBlockedBatch();
-  engine(1).AwaitBlockedBatch();
+  std::shared_ptr<Outcome> held[2];
+  HoldOneBatchInEachReplica(held);
   engine(0).Unblock();
   engine(1).Unblock();
-  first->done.WaitForNotification();
-  second->done.WaitForNotification();
-  EXPECT_TRUE(first->status.ok()) << first->status;
-  EXPECT_TRUE(second->status.ok()) << second->status;
+  for (const auto& outcome : held) {
+    outcome->done.WaitForNotification();
+    EXPECT_TRUE(outcome->status.ok()) << outcome->status;
+  }
   EXPECT_EQ(engine(0).batches_run(), 1);
   EXPECT_EQ(engine(1).batches_run(), 1);
 }
@@ -109,13 +114,8 @@ TEST_F(ReplicasTest, TwoReplicasRunTwoBatchesAtOnce) {
 TEST_F(ReplicasTest, AnIdleReplicaTakesTheWorkWhileAnotherIsBusy) {
   Create(2);
   ASSERT_TRUE(batcher_->Start().ok());
-  engine(0).Block();
-  engine(1).Block();
   std::shared_ptr<Outcome> held[2];
-  ASSERT_TRUE(Schedule(1, &held[0]).ok());
-  ASSERT_TRUE(Schedule(2, &held[1]).ok());
-  engine(0).AwaitBlockedBatch();
-  engine(1).AwaitBlockedBatch();
+  HoldOneBatchInEachReplica(held);
   engine(1).Unblock();  // Replica 0 stays busy: replica 1 runs every later batch.
   std::vector<std::shared_ptr<Outcome>> later(3);
   for (int i = 0; i < 3; ++i) ASSERT_TRUE(Schedule(10 + i, &later[i]).ok());
@@ -165,14 +165,9 @@ TEST_F(ReplicasTest, OneReplicaFailingToInitializeFailsTheStartAndNamesIt) {
 TEST_F(ReplicasTest, StopRunsEveryQueuedTaskAndJoinsEveryReplica) {
   Create(2);
   ASSERT_TRUE(batcher_->Start().ok());
-  engine(0).Block();
-  engine(1).Block();
-  std::vector<std::shared_ptr<Outcome>> outcomes(8);
-  ASSERT_TRUE(Schedule(1, &outcomes[0]).ok());
-  ASSERT_TRUE(Schedule(2, &outcomes[1]).ok());
-  engine(0).AwaitBlockedBatch();
-  engine(1).AwaitBlockedBatch();
-  for (int i = 2; i < 8; ++i) ASSERT_TRUE(Schedule(i + 1, &outcomes[i]).ok());
+  std::shared_ptr<Outcome> held[2];
+  HoldOneBatchInEachReplica(held);
+  for (int i = 0; i < 6; ++i) ASSERT_TRUE(Schedule(10 + i).ok());
   EXPECT_EQ(batcher_->QueuedTasks(Endpoint::kClassify), 6u);
   std::thread stopper([this] { batcher_->Stop(); });
   // Stop refuses new work at once, while both replicas are still held (a
@@ -195,18 +190,12 @@ TEST_F(ReplicasTest, ExportsBatchesBusyTimeAndDeviceMemoryPerReplica) {
   ASSERT_TRUE(batcher_->Start().ok());
   engine(0).ReportDeviceMemory(model::DeviceMemoryUse{1 << 20, 2 << 20});
   engine(1).ReportDeviceMemory(model::DeviceMemoryUse{3 << 20, 4 << 20});
-  engine(0).Block();
-  engine(1).Block();
-  std::shared_ptr<Outcome> first, second;
-  ASSERT_TRUE(Schedule(1, &first).ok());
-  ASSERT_TRUE(Schedule(2, &second).ok());
-  engine(0).AwaitBlockedBatch();
-  engine(1).AwaitBlockedBatch();
+  std::shared_ptr<Outcome> held[2];
+  HoldOneBatchInEachReplica(held);
   clock_.AdvanceBy(absl::Seconds(3));  // Both batches take 3 s.
   engine(0).Unblock();
   engine(1).Unblock();
-  first->done.WaitForNotification();
-  second->done.WaitForNotification();
+  for (const auto& outcome : held) outcome->done.WaitForNotification();
   batcher_->Stop();  // The metrics of a batch are recorded after its answers.
   const std::string text = prometheus::TextSerializer().Serialize(registry->Collect());
   for (const char* replica : {"0", "1"}) {

@@ -1,0 +1,42 @@
+// Int8Linear: a linear layer with int8 weights (one scale per output
+// channel, symmetric) and activations quantized at run time, on LibTorch's
+// quantized CPU engine (oneDNN: VNNI kernels where the CPU has them). The
+// `--dtype=int8` path of the encoder's linear layers.
+#ifndef DEBERTA_MODEL_TORCH_INT8_LINEAR_H_
+#define DEBERTA_MODEL_TORCH_INT8_LINEAR_H_
+
+#include <ATen/core/Tensor.h>
+
+#include <memory>
+
+#include "absl/status/status.h"
+
+namespace deberta::model {
+
+// Selects oneDNN as LibTorch's quantized engine (process-wide), so that
+// Int8Linear runs its kernels. FailedPrecondition if this LibTorch has no
+// oneDNN quantized engine.
+absl::Status UseOnednnQuantizedEngine();
+
+class Int8Linear {
+ public:
+  Int8Linear() = default;
+  // From float32 `weight` [out, in] and `bias` [out] (may be undefined):
+  // each output channel's weights scaled by max |w| / 127 and rounded.
+  // REQUIRES: UseOnednnQuantizedEngine() succeeded.
+  static Int8Linear Pack(const at::Tensor& weight, const at::Tensor& bias);
+
+  bool defined() const { return packed_ != nullptr; }
+  // x (float32, [..., in]) -> float32 [..., out].
+  at::Tensor forward(const at::Tensor& x) const;
+
+ private:
+  // LibTorch's packed weights, behind a type of the .cc file: their header
+  // (ATen/native/quantized/PackedParams.h) stays out of every includer.
+  struct Packed;
+  std::shared_ptr<const Packed> packed_;
+};
+
+}  // namespace deberta::model
+
+#endif  // DEBERTA_MODEL_TORCH_INT8_LINEAR_H_
