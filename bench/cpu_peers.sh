@@ -28,6 +28,7 @@ SHAPES=${SHAPES:-1x128,8x128,32x64}
 CONFIG=${CONFIG:-base-v1}
 PY=/usr/bin/python3  # Debian's, with its torch 1.13 (the peers' README).
 mkdir -p "$OUT" "$WORK"
+OUT=$(cd "$OUT" && pwd)
 case $CONFIG in base-v1) ours_config=v1 ;; base-v3) ours_config=v3 ;; *) echo "CONFIG: base-v1 or base-v3" >&2; exit 2 ;; esac
 
 if [[ ! -d $WORK/ort/node_modules/onnxruntime-node ]]; then
@@ -48,6 +49,6 @@ for round in $(seq 1 "$ROUNDS"); do
   echo "cpu_peers: round $round: ONNX Runtime (fp32, int8)"
   (cd "$PEERS" && PYTHONDONTWRITEBYTECODE=1 node bench.js --models "$WORK/models" --ort-from "$WORK/ort" \
      --configs "$CONFIG" --shapes "$SHAPES" --variants fp32,int8 --threads "$THREADS" --torch-engines none \
-     --idle-wait 60 --python "$PY" --out "$OLDPWD/$OUT/ort-$round.json" >"$OLDPWD/$OUT/ort-$round.txt" 2>&1)
+     --idle-wait 60 --python "$PY" --out "$OUT/ort-$round.json" >"$OUT/ort-$round.txt" 2>&1)
 done
 "$PY" bench/cpu_peers_table.py "$OUT" | tee "$OUT/table.md"

@@ -12,8 +12,8 @@
 //
 // On a CUDA device each timed forward ends with its logits copied to the
 // host, as the engine does, so the time covers the kernels. int8 is the
-// engine's --dtype=int8 (the encoder's linear layers quantized, the rest
-// float32), named here by at::kChar; its GEMM calibration is the same
+// engine's --dtype=int8 (the encoder's linear layers quantized, the other
+// products in Int8ComputeDType()), named here by at::kChar; its GEMM calibration is the same
 // product through Int8Linear.
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
@@ -114,7 +114,7 @@ Prepared& Network(const std::string& which, at::ScalarType dtype) {
   }
   p.network->to(g_device);
   if (dtype == at::kChar) {
-    p.network->Prepare(at::kFloat);
+    p.network->Prepare(Int8ComputeDType());
     p.network->QuantizeEncoderToInt8();
   } else {
     p.network->Prepare(dtype);

@@ -52,10 +52,11 @@ class DebertaNetworkImpl : public torch::nn::Module {
   // matrix-product weights in `compute_dtype` only (the float32 values and
   // the layers folded into the fused ones are dropped).
   void Prepare(at::ScalarType compute_dtype);
-  // After Prepare in float32: the encoder layers' linear products in int8
-  // (weights per output channel, activations quantized at run time); the
-  // embeddings, the position tables, the attention scores, LayerNorm, the
-  // heads and the EMD's own inputs stay float32.
+  // After Prepare: the encoder layers' linear products in int8 (weights
+  // per output channel, activations quantized at run time); the rest runs
+  // as Prepare's compute dtype has it (products in it; the embeddings,
+  // scores, softmax, LayerNorm and residuals in float32); the heads keep
+  // their compute-dtype weights.
   void QuantizeEncoderToInt8();
 
   // Whether fill-mask can use the Enhanced Mask Decoder (docs/deberta-model.md section 9.2: needs the

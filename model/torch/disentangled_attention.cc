@@ -45,6 +45,7 @@ DisentangledSelfAttentionImpl::DisentangledSelfAttentionImpl(const DebertaConfig
 void DisentangledSelfAttentionImpl::Prepare(const at::Tensor& rel_table,
                                             at::ScalarType compute_dtype) {
   const int64_t a = config_.AllHeadSize(), h = config_.hidden_size;
+  compute_dtype_ = compute_dtype;
   at::Tensor weight, bias;
   if (config_.layout == CheckpointLayout::kV1) {
     // in_proj rows are grouped per head as [q_h | k_h | v_h]; regroup them
@@ -105,7 +106,7 @@ at::Tensor DisentangledSelfAttentionImpl::forward(const at::Tensor& query_states
                 lk = key_value_states.size(1), a = config_.AllHeadSize();
   at::Tensor q, k, v;  // [B, n, L, d]
   if (query_states.is_same(key_value_states)) {
-    at::Tensor qkv = (qkv_int8_.defined() ? qkv_int8_.forward(query_states)
+    at::Tensor qkv = (qkv_int8_.defined() ? qkv_int8_.forward(query_states).to(compute_dtype_)
                                           : LinearInDType(query_states, qkv_weight_, qkv_bias_))
                          .view({batch, lq, 3, heads_, head_size_})
                          .permute({2, 0, 3, 1, 4});
@@ -113,13 +114,13 @@ at::Tensor DisentangledSelfAttentionImpl::forward(const at::Tensor& query_states
     k = qkv[1];
     v = qkv[2];
   } else {
-    q = (q_int8_.defined() ? q_int8_.forward(query_states)
+    q = (q_int8_.defined() ? q_int8_.forward(query_states).to(compute_dtype_)
                            : LinearInDType(query_states, qkv_weight_.narrow(0, 0, a), qkv_bias_.narrow(0, 0, a)))
             .view({batch, lq, heads_, head_size_})
             .permute({0, 2, 1, 3});
     at::Tensor kv =
         (kv_int8_.defined()
-             ? kv_int8_.forward(key_value_states)
+             ? kv_int8_.forward(key_value_states).to(compute_dtype_)
              : LinearInDType(key_value_states, qkv_weight_.narrow(0, a, 2 * a), qkv_bias_.narrow(0, a, 2 * a)))
             .view({batch, lk, 2, heads_, head_size_})
             .permute({2, 0, 3, 1, 4});

@@ -24,8 +24,8 @@ class DisentangledSelfAttentionImpl : public torch::nn::Module {
   // depend on the input and so are computed once here, not per request.
   // The projection layers it reads are released afterwards (empty).
   void Prepare(const at::Tensor& rel_table, at::ScalarType compute_dtype);
-  // After Prepare in float32: the q/k/v products in int8 (Int8Linear), the
-  // float32 fused weight dropped.
+  // After Prepare: the q/k/v products in int8 (Int8Linear; queries, keys
+  // and values then cast to the compute dtype), the fused weight dropped.
   void QuantizeToInt8();
 
   // Attention context vectors [B, Lq, A], in the compute dtype, for
@@ -51,6 +51,7 @@ class DisentangledSelfAttentionImpl : public torch::nn::Module {
   // With int8: the fused product, and queries and keys+values apart (EMD's
   // queries come from other states than its keys and values).
   Int8Linear qkv_int8_, q_int8_, kv_int8_;
+  at::ScalarType compute_dtype_ = at::kFloat;
   at::Tensor pos_key_;                // [n, 2S, d] Kr for c2p, compute dtype.
   at::Tensor pos_query_;              // [n, 2S, d] Qr for p2c, pre-scaled, compute dtype.
 };

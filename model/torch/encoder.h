@@ -41,7 +41,7 @@ class EncoderImpl : public torch::nn::Module {
 
   // Computes the normalized relative table and prepares every layer.
   void Prepare(at::ScalarType compute_dtype);
-  // After Prepare in float32: every layer's linear products in int8.
+  // After Prepare: every layer's linear products in int8.
   void QuantizeLayersToInt8();
 
   // Runs the layers on the embedding output. Returns h_0..h_N (index 0 the

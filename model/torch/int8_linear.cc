@@ -23,6 +23,10 @@ absl::Status UseOnednnQuantizedEngine() {
   return absl::OkStatus();
 }
 
+at::ScalarType Int8ComputeDType() {
+  return __builtin_cpu_supports("avx512bf16") ? at::kBFloat16 : at::kFloat;
+}
+
 Int8Linear Int8Linear::Pack(const at::Tensor& weight, const at::Tensor& bias) {
   const at::Tensor w = weight.to(at::kFloat).contiguous();
   // Symmetric per output channel (oneDNN requires zero points of 0); a

@@ -37,16 +37,18 @@ DenseImpl::DenseImpl(int64_t in_features, int64_t out_features, bool with_bias) 
 }
 
 at::Tensor DenseImpl::forward(const at::Tensor& x) const {
+  if (int8_.defined()) return int8_.forward(x);
   return ForwardInComputeDType(x).to(at::kFloat);
 }
 
 at::Tensor DenseImpl::ForwardInComputeDType(const at::Tensor& x) const {
-  if (int8_.defined()) return int8_.forward(x);
+  if (int8_.defined()) return int8_.forward(x).to(compute_dtype_);
   if (compute_weight_.defined()) return LinearInDType(x, compute_weight_, compute_bias_);
   return at::linear(x.to(weight.scalar_type()), weight, bias);
 }
 
 void DenseImpl::SetComputeDType(at::ScalarType dtype) {
+  compute_dtype_ = dtype;
   compute_weight_ = weight.to(dtype);
   if (bias.defined()) compute_bias_ = bias.to(dtype);
 }

@@ -44,8 +44,9 @@ class DenseImpl : public torch::nn::Module {
   void KeepOnlyComputeCopy();
   // Empties the parameters and copies: forward must not be called after.
   void Release();
-  // From now on the product runs in int8 (Int8Linear, float32 result) and
-  // the float32 parameters are emptied. After Prepare in float32.
+  // From now on the product runs in int8 (Int8Linear; forward's result in
+  // float32, ForwardInComputeDType's in the compute dtype) and the
+  // parameters are emptied. After Prepare.
   void QuantizeToInt8();
 
   at::Tensor weight;  // [out, in]
@@ -54,6 +55,7 @@ class DenseImpl : public torch::nn::Module {
  private:
   at::Tensor compute_weight_;
   at::Tensor compute_bias_;
+  at::ScalarType compute_dtype_ = at::kFloat;
   Int8Linear int8_;  // Defined once quantized.
 };
 TORCH_MODULE(Dense);

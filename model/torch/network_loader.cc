@@ -20,6 +20,7 @@
 #include "model/demo_model.h"
 #include "model/safetensors.h"
 #include "model/status_macros.h"
+#include "model/torch/int8_linear.h"
 #include "model/torch/weights.h"
 
 namespace deberta::model {
@@ -36,11 +37,11 @@ absl::StatusOr<at::ScalarType> ScalarTypeFor(ComputeDType dtype, const c10::Devi
       }
       return at::kHalf;
     case ComputeDType::kInt8:
-      // The linear layers are quantized after a float32 Prepare.
+      // The encoder's linear layers are quantized after Prepare.
       if (device.is_cuda()) {
         return absl::InvalidArgumentError("int8 is only supported on the cpu; use float16 or bfloat16 on cuda");
       }
-      return at::kFloat;
+      return Int8ComputeDType();
   }
   return absl::InvalidArgumentError("unknown dtype");
 }

@@ -18,21 +18,23 @@ constexpr double kRtol = 1e-4;
 
 class GoldenServerTest : public ::testing::TestWithParam<std::string> {};
 
-TEST_P(GoldenServerTest, AnswersOverGrpcEqualTheReference) {
-  const std::string name = GetParam();
-  const GoldenInputs in = ReadGoldenInputs(name);
-  const GoldenExpected expected(name);
+// A server on the golden case's model in `dtype`.
+std::unique_ptr<TestServer> ServeCase(const std::string& name, model::ComputeDType dtype,
+                                      const service::ServerConfig& config) {
   model::EngineOptions options;
   options.model = GoldenDir() + "/" + name;
   options.num_threads = 2;
+  options.dtype = dtype;
   auto engine = model::CreateTorchEngine(options);
-  ASSERT_TRUE(engine.ok()) << engine.status();
-  service::ServerConfig config;
-  config.service.special_tokens = {0, 1, 2, 3, static_cast<int32_t>(in.mask_id)};
+  EXPECT_TRUE(engine.ok()) << engine.status();
+  if (!engine.ok()) return nullptr;
   auto server = StartTestServer(*std::move(engine), config);
-  ASSERT_TRUE(server.ok()) << server.status();
+  EXPECT_TRUE(server.ok()) << server.status();
+  return server.ok() ? *std::move(server) : nullptr;
+}
 
-  // Classification: every row in one request.
+// Every row of the case as one sequence, at its own length.
+pb::ClassifyRequest EveryRow(const GoldenInputs& in) {
   pb::ClassifyRequest classify;
   for (size_t b = 0; b < in.lengths.size(); ++b) {
     pb::Sequence* sequence = classify.add_sequences();
@@ -40,19 +42,38 @@ TEST_P(GoldenServerTest, AnswersOverGrpcEqualTheReference) {
       sequence->add_token_ids(static_cast<int32_t>(in.input_ids[b][t].item<int64_t>()));
     }
   }
-  pb::ClassifyResponse classified;
-  auto context = ContextWithDeadline();
-  grpc::Status status = (*server)->stub->Classify(context.get(), classify, &classified);
-  ASSERT_TRUE(status.ok()) << status.error_message();
-  const at::Tensor logits = expected.Get("classifier_logits");
+  return classify;
+}
+
+// Each answer's logits within atol + rtol |reference| of the reference's.
+void ExpectLogitsNear(const pb::ClassifyResponse& classified, const at::Tensor& logits, double atol, double rtol,
+                      const std::string& name) {
   ASSERT_EQ(classified.results_size(), logits.size(0));
   for (int b = 0; b < classified.results_size(); ++b) {
     for (int k = 0; k < logits.size(1); ++k) {
       const float want = logits[b][k].item<float>();
-      EXPECT_NEAR(classified.results(b).logits(k), want, kAtol + kRtol * std::abs(want))
+      EXPECT_NEAR(classified.results(b).logits(k), want, atol + rtol * std::abs(want))
           << name << " row " << b << " label " << k;
     }
   }
+}
+
+TEST_P(GoldenServerTest, AnswersOverGrpcEqualTheReference) {
+  const std::string name = GetParam();
+  const GoldenInputs in = ReadGoldenInputs(name);
+  const GoldenExpected expected(name);
+  service::ServerConfig config;
+  config.service.special_tokens = {0, 1, 2, 3, static_cast<int32_t>(in.mask_id)};
+  auto server = ServeCase(name, model::ComputeDType::kFloat32, config);
+  ASSERT_NE(server, nullptr);
+
+  // Classification: every row in one request.
+  const pb::ClassifyRequest classify = EveryRow(in);
+  pb::ClassifyResponse classified;
+  auto context = ContextWithDeadline();
+  grpc::Status status = server->stub->Classify(context.get(), classify, &classified);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  ExpectLogitsNear(classified, expected.Get("classifier_logits"), kAtol, kRtol, name);
 
   // Fill-mask: the rows with masks, found by the server from the mask id.
   pb::FillMaskRequest fill;
@@ -67,7 +88,7 @@ TEST_P(GoldenServerTest, AnswersOverGrpcEqualTheReference) {
   }
   pb::FillMaskResponse filled;
   auto fill_context = ContextWithDeadline();
-  status = (*server)->stub->FillMask(fill_context.get(), fill, &filled);
+  status = server->stub->FillMask(fill_context.get(), fill, &filled);
   ASSERT_TRUE(status.ok()) << status.error_message();
   // Reference rows come in masked_positions order (row-major), as ours.
   const at::Tensor probabilities = at::softmax(expected.Get("mlm_logits_emd_at_masked"), -1);
@@ -94,38 +115,18 @@ TEST_P(GoldenServerTest, Int8IsServedWithinItsBudget) {
   const std::string name = GetParam();
   const GoldenInputs in = ReadGoldenInputs(name);
   const GoldenExpected expected(name);
-  model::EngineOptions options;
-  options.model = GoldenDir() + "/" + name;
-  options.num_threads = 2;
-  options.dtype = model::ComputeDType::kInt8;
-  auto engine = model::CreateTorchEngine(options);
-  ASSERT_TRUE(engine.ok()) << engine.status();
-  auto server = StartTestServer(*std::move(engine), service::ServerConfig());
-  ASSERT_TRUE(server.ok()) << server.status();
+  auto server = ServeCase(name, model::ComputeDType::kInt8, service::ServerConfig());
+  ASSERT_NE(server, nullptr);
   pb::ModelInfo info;
   auto info_context = ContextWithDeadline();
-  ASSERT_TRUE((*server)->stub->GetModelInfo(info_context.get(), pb::GetModelInfoRequest(), &info).ok());
+  ASSERT_TRUE(server->stub->GetModelInfo(info_context.get(), pb::GetModelInfoRequest(), &info).ok());
   EXPECT_EQ(info.dtype(), "int8");
 
-  pb::ClassifyRequest classify;
-  for (size_t b = 0; b < in.lengths.size(); ++b) {
-    pb::Sequence* sequence = classify.add_sequences();
-    for (int64_t t = 0; t < in.lengths[b]; ++t) {
-      sequence->add_token_ids(static_cast<int32_t>(in.input_ids[b][t].item<int64_t>()));
-    }
-  }
   pb::ClassifyResponse classified;
   auto context = ContextWithDeadline();
-  grpc::Status status = (*server)->stub->Classify(context.get(), classify, &classified);
+  grpc::Status status = server->stub->Classify(context.get(), EveryRow(in), &classified);
   ASSERT_TRUE(status.ok()) << status.error_message();
-  const at::Tensor logits = expected.Get("classifier_logits");
-  ASSERT_EQ(classified.results_size(), logits.size(0));
-  for (int b = 0; b < classified.results_size(); ++b) {
-    for (int k = 0; k < logits.size(1); ++k) {
-      EXPECT_NEAR(classified.results(b).logits(k), logits[b][k].item<float>(), kInt8ClassifierTolerance)
-          << name << " row " << b << " label " << k;
-    }
-  }
+  ExpectLogitsNear(classified, expected.Get("classifier_logits"), kInt8ClassifierTolerance, 0, name);
 }
 
 INSTANTIATE_TEST_SUITE_P(AllCases, GoldenServerTest, ::testing::ValuesIn(GoldenCaseNames()));

@@ -19,12 +19,12 @@ namespace deberta::testing {
 std::string GoldenDir();
 
 // --dtype=int8's accuracy budget on the golden cases (the encoder's linear
-// layers in int8, dynamic quantization on oneDNN): largest errors measured
-// over the three cases (README "Accuracy"): classifier logits 0.019 (cases
-// a and b), MLM logits 0.41 (case b, mlm_logits_emd). The bounds keep
-// 1.5-2x headroom.
+// layers in int8, dynamic quantization on oneDNN; the other products in
+// bfloat16 on this CPU): largest errors measured over the three cases
+// (README "Accuracy"): classifier logits 0.022 (case c), MLM logits 0.51
+// (case b, mlm_logits_emd). The bounds keep 1.5-1.8x headroom.
 inline constexpr double kInt8ClassifierTolerance = 0.04;
-inline constexpr double kInt8MlmTolerance = 0.6;
+inline constexpr double kInt8MlmTolerance = 0.75;
 // Case names listed in cases.json, in order.
 std::vector<std::string> GoldenCaseNames();
 
