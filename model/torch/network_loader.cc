@@ -13,6 +13,7 @@
 #include <fstream>
 #include <iostream>
 
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -37,10 +38,8 @@ absl::StatusOr<at::ScalarType> ScalarTypeFor(ComputeDType dtype, const c10::Devi
       }
       return at::kHalf;
     case ComputeDType::kInt8:
-      // The encoder's linear layers are quantized after Prepare.
-      if (device.is_cuda()) {
-        return absl::InvalidArgumentError("int8 is only supported on the cpu; use float16 or bfloat16 on cuda");
-      }
+      // The encoder's linear layers are quantized after Prepare (CPU only:
+      // LoadNetwork refuses int8 on cuda first).
       return Int8ComputeDType();
   }
   return absl::InvalidArgumentError("unknown dtype");
@@ -93,6 +92,11 @@ absl::StatusOr<c10::Device> ParseDevice(const std::string& name) {
 
 absl::StatusOr<LoadedNetwork> LoadNetwork(const EngineOptions& options) {
   LoadedNetwork loaded;
+  // Before the device is looked at: the same answer whether or not this
+  // LibTorch has CUDA.
+  if (options.dtype == ComputeDType::kInt8 && absl::StartsWith(options.device, "cuda")) {
+    return absl::InvalidArgumentError("int8 is only supported on the cpu; use float16 or bfloat16 on cuda");
+  }
   DEBERTA_ASSIGN_OR_RETURN(loaded.device, ParseDevice(options.device));
   DEBERTA_ASSIGN_OR_RETURN(at::ScalarType compute_dtype, ScalarTypeFor(options.dtype, loaded.device));
   if (loaded.device.is_cuda()) {
