@@ -38,8 +38,17 @@ esac
 NAME=deberta-image-test-$$
 source scripts/podman_env.sh
 RUN_FLAGS=()  # Extra `podman run` flags of every container of the image.
-image_settings "$MODE"
-debian_base_image "$BASE_SUITE" "$BASE_IMAGE"
+if [[ $MODE == cpu ]]; then
+  BASE_IMAGE=docker.io/library/debian:bookworm-slim
+  IMAGE=localhost/deberta-serve:cpu
+  debian_base_image bookworm "$BASE_IMAGE"
+  BUILD_FLAGS=(-f docker/Dockerfile)
+else
+  BASE_IMAGE=localhost/debian:trixie-minbase  # The one scripts/libtorch2_test.sh uses too.
+  IMAGE=localhost/deberta-serve:cuda
+  debian_base_image trixie "$BASE_IMAGE"
+  BUILD_FLAGS=(-f docker/Dockerfile.cuda --build-arg BASE_IMAGE="$BASE_IMAGE" --build-arg CUDNN=none)
+fi
 
 echo "image_test: building $IMAGE"
 started=$SECONDS

@@ -21,9 +21,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 if [[ $(id -u) -ne 0 ]]; then exec sudo -E "$0" "$@"; fi
 
+BASE_IMAGE=localhost/debian:trixie-minbase
+IMAGE=localhost/deberta-serve:trixie-build
 source scripts/podman_env.sh
-BASE_IMAGE=$TRIXIE_BASE_IMAGE
-IMAGE=$TRIXIE_BUILD_IMAGE
 debian_base_image trixie "$BASE_IMAGE"
 
 started=$SECONDS

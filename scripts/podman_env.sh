@@ -28,24 +28,3 @@ debian_base_image() {
   tar -C "$rootfs" -c . | podman import - "$image" >/dev/null
   rm -rf "$rootfs"
 }
-
-# The images of the image stages, named once for the scripts that build them
-# and for scripts/image_prefetch.sh, which builds their package stages ahead.
-TRIXIE_BASE_IMAGE=localhost/debian:trixie-minbase
-TRIXIE_BUILD_IMAGE=localhost/deberta-serve:trixie-build
-
-# image_settings cpu|cuda: BASE_SUITE, BASE_IMAGE, IMAGE and BUILD_FLAGS (the
-# Dockerfile and build arguments) of the CPU or the CUDA image.
-image_settings() {
-  if [[ $1 == cpu ]]; then
-    BASE_SUITE=bookworm
-    BASE_IMAGE=docker.io/library/debian:bookworm-slim
-    IMAGE=localhost/deberta-serve:cpu
-    BUILD_FLAGS=(-f docker/Dockerfile)
-  else
-    BASE_SUITE=trixie
-    BASE_IMAGE=$TRIXIE_BASE_IMAGE
-    IMAGE=localhost/deberta-serve:cuda
-    BUILD_FLAGS=(-f docker/Dockerfile.cuda --build-arg BASE_IMAGE="$BASE_IMAGE" --build-arg CUDNN=none)
-  fi
-}

@@ -9,11 +9,7 @@
 # Debian 13's LibTorch 2.6 in a container (scripts/libtorch2_test.sh), and
 # the CUDA image (Debian 13, Debian's CUDA LibTorch) built and run without a
 # GPU (scripts/image_test.sh --cuda).
-# Each stage's time is printed at its end. While the sanitizer and fuzzing
-# stages compute, the image stages' Debian roots and package layers are
-# built in the background (scripts/image_prefetch.sh: downloads and dpkg,
-# which overlap well with compiling); the image stages then build only what
-# depends on the sources.
+# Each stage's time is printed at its end.
 # This is the README's test command and what CI runs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -31,24 +27,9 @@ stage configure cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release -
 stage build cmake --build "$BUILD_DIR" -j "$(nproc)"
 stage ctest ctest --test-dir "$BUILD_DIR" --output-on-failure -j "$(nproc)"
 stage gpu_check env GPU_CHECK_BUILD_DIR="$BUILD_DIR-gpu-check" bash scripts/gpu_check.sh "$BUILD_DIR/gpu-check"
-
-# Its own session, so that a failing stage can stop it with everything it started.
-IMAGE_TEST_ROOT="$PWD/$BUILD_DIR/podman" setsid bash scripts/image_prefetch.sh >"$BUILD_DIR/image_prefetch.log" 2>&1 &
-prefetch=$!
-trap 'kill -- -"$prefetch" 2>/dev/null || true' EXIT
-await_prefetch() {
-  if wait "$prefetch"; then
-    tail -1 "$BUILD_DIR/image_prefetch.log"
-  else
-    echo "test.sh: image_prefetch failed; the image stages will do that work themselves:"
-    tail -20 "$BUILD_DIR/image_prefetch.log"
-  fi
-}
-
 stage sanitize env SANITIZE_BUILD_DIR="$BUILD_DIR-asan" bash scripts/sanitize.sh
 stage tsan env TSAN_BUILD_DIR="$BUILD_DIR-tsan" bash scripts/tsan.sh
 stage fuzz env FUZZ_BUILD_DIR="$BUILD_DIR-fuzz" bash scripts/fuzz.sh
-stage image_prefetch_wait await_prefetch
 stage image_test env IMAGE_TEST_ROOT="$PWD/$BUILD_DIR/podman" bash scripts/image_test.sh
 stage libtorch2_test env IMAGE_TEST_ROOT="$PWD/$BUILD_DIR/podman" bash scripts/libtorch2_test.sh
 stage image_test_cuda env IMAGE_TEST_ROOT="$PWD/$BUILD_DIR/podman" bash scripts/image_test.sh --cuda
