@@ -6,7 +6,7 @@
 // minor page faults per forward (glibc returning freed tensors to the OS
 // shows up here).
 //
-//   build/bench/model_bench --threads=2 [--default_malloc] [--benchmark_filter=...]
+//   build/bench/model_bench --threads=2 [--default_malloc] [--libtorch_fp32_linear] [--benchmark_filter=...]
 //       [--device=cpu|cuda:N] [--dtypes=fp32,bf16,fp16,int8] [--configs=v1,v3]
 //       [--shapes=1x128,8x128,32x64] [--min_time=2]
 //
@@ -31,10 +31,12 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "bench/random_network.h"
 #include "model/torch/deberta_model.h"
 #include "model/runtime.h"
+#include "model/torch/cpu_sgemm.h"
 #include "model/torch/int8_linear.h"
-#include "model/torch/network_loader.h"
+#include "model/torch/layers.h"
 
 namespace deberta::model {
 namespace {
@@ -46,16 +48,6 @@ std::vector<at::ScalarType> g_dtypes = {at::kFloat, at::kBFloat16};
 std::vector<std::string> g_configs = {"v1", "v3"};
 std::vector<std::pair<int64_t, int64_t>> g_shapes = {{1, 128}, {8, 128}, {32, 64}};
 double g_min_time = 2.0;
-
-const char* kBaseV1 = R"({"model_type": "deberta", "vocab_size": 50265, "hidden_size": 768,
-  "num_hidden_layers": 12, "num_attention_heads": 12, "intermediate_size": 3072,
-  "max_position_embeddings": 512, "relative_attention": true, "position_biased_input": false,
-  "pos_att_type": "c2p|p2c", "id2label": {"0": "a", "1": "b", "2": "c"}})";
-const char* kBaseV3 = R"({"model_type": "deberta-v2", "vocab_size": 128100, "hidden_size": 768,
-  "num_hidden_layers": 12, "num_attention_heads": 12, "intermediate_size": 3072,
-  "max_position_embeddings": 512, "relative_attention": true, "position_biased_input": false,
-  "position_buckets": 256, "share_att_key": true, "norm_rel_ebd": "layer_norm",
-  "pos_att_type": "p2c|c2p", "id2label": {"0": "a", "1": "b", "2": "c"}})";
 
 long MinorFaults() {
   rusage usage{};
@@ -71,7 +63,7 @@ double GemmGflops(int64_t tokens, int64_t in, int64_t out, at::ScalarType dtype)
   const at::ScalarType data = int8 ? at::kFloat : dtype;
   at::Tensor x = at::randn({tokens, in}).to(g_device, data), w = at::randn({out, in}).to(g_device, data);
   const Int8Linear int8_linear = int8 ? Int8Linear::Pack(w, at::Tensor()) : Int8Linear();
-  auto product = [&] { return int8 ? int8_linear.forward(x) : at::linear(x, w); };
+  auto product = [&] { return int8 ? int8_linear.forward(x) : LinearInDType(x, w, at::Tensor()); };
   for (int i = 0; i < 3; ++i) product()[0][0].item<float>();
   int iterations = 0;
   auto start = std::chrono::steady_clock::now();
@@ -98,20 +90,9 @@ Prepared& Network(const std::string& which, at::ScalarType dtype) {
   if (it != cache.end()) return it->second;
   cache.clear();  // One model in memory at a time.
   Prepared p;
-  p.config = *ParseDebertaConfig(which == "v1" ? kBaseV1 : kBaseV3);
-  p.network = DebertaNetwork(p.config, NetworkParts{/*classifier=*/true, /*mlm_head=*/false,
-                                                    /*position_table=*/false});
-  at::manual_seed(0);
-  {
-    at::NoGradGuard no_grad;
-    for (auto& item : p.network->named_parameters()) {
-      if (item.key().find("LayerNorm.weight") != std::string::npos) {
-        item.value().fill_(1.0);
-      } else {
-        item.value().normal_(0.0, 0.02);
-      }
-    }
-  }
+  p.config = BaseConfig(which);
+  p.network = RandomNetwork(p.config, NetworkParts{/*classifier=*/true, /*mlm_head=*/false,
+                                                   /*position_table=*/false});
   p.network->to(g_device);
   if (dtype == at::kChar) {
     p.network->Prepare(Int8ComputeDType());
@@ -195,6 +176,8 @@ bool ParseFlags(int argc, char** argv) {
       if (!absl::SimpleAtoi(value, &g_threads) || g_threads < 1) return false;
     } else if (name == "--default_malloc") {
       g_default_malloc = true;
+    } else if (name == "--libtorch_fp32_linear") {
+      SetCpuSgemmEnabled(false);  // float32 linear layers on at::linear (OpenBLAS), as before oneDNN's sgemm.
     } else if (name == "--device") {
       g_device = c10::Device(value);  // Throws for a malformed name.
     } else if (name == "--min_time") {

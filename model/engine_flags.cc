@@ -5,6 +5,7 @@
 #include <thread>
 
 #include "absl/flags/flag.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "model/replica_options.h"
 
@@ -22,6 +23,10 @@ ABSL_FLAG(int, replicas, 1,
           "Engine replicas behind the one batcher, each running its own batches (the CPU ones share --threads)");
 ABSL_FLAG(bool, allow_tf32, false,
           "GPU float32 matrix products in TF32 (faster, ~3 significant digits; off keeps float32 exact)");
+ABSL_FLAG(std::string, warmup_shapes, "auto",
+          "Batches run once per head before serving (a shape's first batch is slower than later ones): auto "
+          "(the largest batch the batcher can form: --max_batch_tokens of the longest sequences), none, or "
+          "shapes SEQUENCESxTOKENS,... (with auto: auto,16x128)");
 
 namespace deberta::model {
 
@@ -53,6 +58,22 @@ absl::StatusOr<EngineOptions> EngineOptionsFromFlags() {
                                                    "; it must be >= 0 (0: the model's limit)"));
   }
   return options;
+}
+
+absl::Status SetWarmupFromFlag(int64_t max_batch_size, int64_t max_batch_tokens, EngineOptions& options) {
+  std::string text = absl::GetFlag(FLAGS_warmup_shapes);
+  options.warmup_shapes.clear();
+  options.warmup_batch_tokens = 0;
+  if (text == "none") return absl::OkStatus();
+  if (text == "auto" || absl::StartsWith(text, "auto,")) {
+    options.warmup_batch_tokens = max_batch_tokens;
+    options.warmup_max_batch_size = max_batch_size;
+    text = text.size() > 4 ? text.substr(5) : "";
+  }
+  auto shapes = ParseShapes(text);
+  if (!shapes.ok()) return absl::InvalidArgumentError(absl::StrCat("--warmup_shapes: ", shapes.status().message()));
+  options.warmup_shapes = *shapes;
+  return absl::OkStatus();
 }
 
 absl::StatusOr<std::vector<EngineOptions>> ReplicaOptionsFromFlags(const EngineOptions& options, int cpu_threads) {

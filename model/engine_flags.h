@@ -1,5 +1,5 @@
 // The flags that choose and place the model (--model, --device, --dtype,
-// --threads, --emd, --max_sequence_length, --replicas), shared by
+// --threads, --emd, --max_sequence_length, --replicas, --warmup_shapes), shared by
 // deberta-server and deberta-cli, and the functions that turn them into
 // EngineOptions.
 #ifndef DEBERTA_MODEL_ENGINE_FLAGS_H_
@@ -15,6 +15,12 @@ namespace deberta::model {
 // InvalidArgument naming the flag for an unknown dtype or EMD mode, a
 // negative or absurd thread count, or a negative sequence length.
 absl::StatusOr<EngineOptions> EngineOptionsFromFlags();
+
+// --warmup_shapes into `options`: "auto" (the default) warms the largest
+// batch the batcher's limits allow (see EngineOptions::warmup_batch_tokens),
+// "none" nothing but the first short sequence, else a shape list, which
+// may follow "auto,". InvalidArgument naming the flag for a bad shape.
+absl::Status SetWarmupFromFlag(int64_t max_batch_size, int64_t max_batch_tokens, EngineOptions& options);
 
 // One EngineOptions per --replicas (deberta-server), from `options` (as
 // EngineOptionsFromFlags made them, --device possibly a list) and the

@@ -1,8 +1,11 @@
-// String conversions for EngineOptions enums.
+// String conversions for EngineOptions fields.
 #include "model/engine_options.h"
 
 #include "absl/status/status.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 
 namespace deberta::model {
 
@@ -40,6 +43,28 @@ const char* EmdModeName(EmdMode mode) {
     case EmdMode::kPlain: return "plain";
   }
   return "?";
+}
+
+absl::StatusOr<std::vector<BatchShape>> ParseShapes(absl::string_view text) {
+  std::vector<BatchShape> shapes;
+  if (text.empty()) return shapes;
+  for (absl::string_view item : absl::StrSplit(text, ',')) {
+    std::vector<absl::string_view> parts = absl::StrSplit(item, 'x');
+    BatchShape shape;
+    if (parts.size() != 2 || !absl::SimpleAtoi(parts[0], &shape.batch_size) ||
+        !absl::SimpleAtoi(parts[1], &shape.length) || shape.batch_size < 1 || shape.length < 1) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("bad shape '", item, "' (expected SEQUENCESxTOKENS, both >= 1, e.g. 16x128)"));
+    }
+    shapes.push_back(shape);
+  }
+  return shapes;
+}
+
+std::string FormatShapes(const std::vector<BatchShape>& shapes) {
+  return absl::StrJoin(shapes, ",", [](std::string* out, const BatchShape& s) {
+    absl::StrAppend(out, s.batch_size, "x", s.length);
+  });
 }
 
 }  // namespace deberta::model

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
@@ -29,6 +30,18 @@ enum class EmdMode {
 absl::StatusOr<EmdMode> ParseEmdMode(absl::string_view name);
 const char* EmdModeName(EmdMode mode);  // "auto", "emd", "plain"
 
+// A batch's shape: sequences x tokens (after padding to the longest).
+struct BatchShape {
+  int64_t batch_size = 1;
+  int64_t length = 1;
+  bool operator==(const BatchShape& o) const { return batch_size == o.batch_size && length == o.length; }
+};
+
+// "16x128,1x64" -> shapes, in order; InvalidArgument naming the bad item.
+// Empty text gives no shapes.
+absl::StatusOr<std::vector<BatchShape>> ParseShapes(absl::string_view text);
+std::string FormatShapes(const std::vector<BatchShape>& shapes);  // "16x128,1x64"
+
 struct EngineOptions {
   // A folder holding config.json and model.safetensors, or "demo" for the
   // built-in deterministic random model.
@@ -53,6 +66,20 @@ struct EngineOptions {
   // default, which keeps float32 on a GPU within the golden tolerance.
   // Process-wide in LibTorch (the last engine created sets it).
   bool allow_tf32 = false;
+  // Batches run once on the executor thread before the first request
+  // (InitializeThread), through one head, after one short sequence through
+  // each: the
+  // first batch of a shape is slower than later ones (kernels chosen and
+  // buffers grown for it). Shapes longer than max_sequence_length are
+  // clamped to it.
+  std::vector<BatchShape> warmup_shapes;
+  // > 0: also warm up the largest batch the batcher can form with this many
+  // padded tokens: sequences of the longest accepted length, as many as fit
+  // (at least 1, at most warmup_max_batch_size). Measured: the first large
+  // batch of a process ran 1.2-1.5x its warm time (memory grown and touched
+  // once); later shapes 1.0-1.2x (bench/cold_start.cc).
+  int64_t warmup_batch_tokens = 0;
+  int64_t warmup_max_batch_size = 1;
 };
 
 }  // namespace deberta::model

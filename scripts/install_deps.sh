@@ -12,7 +12,7 @@ set -euo pipefail
 
 build_packages=(
   build-essential cmake ninja-build ccache lld pkg-config git
-  libtorch-dev libopenblas0-openmp
+  libtorch-dev libopenblas0-openmp libdnnl-dev
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev libgoogle-glog-dev
   libabsl-dev prometheus-cpp-dev libcpp-httplib-dev libssl-dev nlohmann-json3-dev libsentencepiece-dev libicu-dev
   libgtest-dev libgmock-dev libbenchmark-dev

@@ -58,6 +58,11 @@ int main(int argc, char** argv) {
   }
   auto config = deberta::service::ServerConfigFromFlags(*engine_options, tokenizer.get());
   if (!config.ok()) return Fail(config.status());
+  if (absl::Status s = deberta::model::SetWarmupFromFlag(static_cast<int64_t>(config->batcher.max_batch_size),
+                                                         config->batcher.max_batch_tokens, *engine_options);
+      !s.ok()) {
+    return Fail(s);
+  }
   const int threads = deberta::model::ResolveThreadCount(engine_options->num_threads);
   auto replicas = deberta::model::ReplicaOptionsFromFlags(*engine_options, threads);
   if (!replicas.ok()) return Fail(replicas.status());

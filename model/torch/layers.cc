@@ -3,6 +3,8 @@
 
 #include <ATen/ATen.h>
 
+#include "model/torch/cpu_sgemm.h"
+
 namespace deberta::model {
 
 Activation ActivationFromName(const std::string& name) {
@@ -27,7 +29,9 @@ at::Tensor Activate(Activation activation, const at::Tensor& x) {
 }
 
 at::Tensor LinearInDType(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias) {
-  return at::linear(x.to(weight.scalar_type()), weight, bias);
+  const at::Tensor input = x.to(weight.scalar_type());
+  if (CpuSgemmApplies(input, weight)) return CpuSgemmLinear(input, weight, bias);
+  return at::linear(input, weight, bias);
 }
 
 DenseImpl::DenseImpl(int64_t in_features, int64_t out_features, bool with_bias) {
@@ -44,7 +48,7 @@ at::Tensor DenseImpl::forward(const at::Tensor& x) const {
 at::Tensor DenseImpl::ForwardInComputeDType(const at::Tensor& x) const {
   if (int8_.defined()) return int8_.forward(x).to(compute_dtype_);
   if (compute_weight_.defined()) return LinearInDType(x, compute_weight_, compute_bias_);
-  return at::linear(x.to(weight.scalar_type()), weight, bias);
+  return LinearInDType(x, weight, bias);
 }
 
 void DenseImpl::SetComputeDType(at::ScalarType dtype) {

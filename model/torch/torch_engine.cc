@@ -53,9 +53,21 @@ absl::StatusOr<std::unique_ptr<TorchEngine>> TorchEngine::Create(const EngineOpt
   }
   DEBERTA_ASSIGN_OR_RETURN(LoadedNetwork loaded, LoadNetwork(options));
   DEBERTA_ASSIGN_OR_RETURN(std::unique_ptr<DeviceRuntime> runtime, MakeDeviceRuntime(loaded.device));
+  std::vector<BatchShape> warmup = WarmupShapes(options, loaded.info.max_sequence_length);
   return std::unique_ptr<TorchEngine>(new TorchEngine(std::move(loaded), std::move(runtime),
                                                       ResolveThreadCount(options.num_threads),
-                                                      options.max_logits_bytes_per_chunk));
+                                                      options.max_logits_bytes_per_chunk, std::move(warmup)));
+}
+
+std::vector<BatchShape> TorchEngine::WarmupShapes(const EngineOptions& options, int64_t max_sequence_length) {
+  std::vector<BatchShape> shapes = options.warmup_shapes;
+  if (options.warmup_batch_tokens > 0) {
+    const int64_t length = std::min(max_sequence_length, options.warmup_batch_tokens);
+    const int64_t rows =
+        std::clamp<int64_t>(options.warmup_batch_tokens / length, 1, std::max<int64_t>(1, options.warmup_max_batch_size));
+    shapes.push_back({rows, length});
+  }
+  return shapes;
 }
 
 NetworkInputs TorchEngine::PadBatch(const std::vector<const Sequence*>& sequences) {
@@ -99,15 +111,24 @@ absl::Status TorchEngine::InitializeThread() {
   at::set_num_threads(num_threads_);
   // One small forward per head on this thread, where every later batch
   // runs: allocates the first buffers, loads kernels and starts the
-  // intra-op workers before the first request.
+  // intra-op workers before the first request. Then the shapes asked for,
+  // through one head (the encoder's shapes are what differ).
+  DEBERTA_RETURN_IF_ERROR(WarmUp({1, 8}, /*every_head=*/true));
+  for (const BatchShape& shape : warmup_shapes_) DEBERTA_RETURN_IF_ERROR(WarmUp(shape, /*every_head=*/false));
+  return absl::OkStatus();
+}
+
+absl::Status TorchEngine::WarmUp(const BatchShape& shape, bool every_head) {
   Sequence sequence;
-  sequence.token_ids.assign(std::min<int64_t>(8, loaded_.info.max_sequence_length), 1);
+  sequence.token_ids.assign(std::min(shape.length, loaded_.info.max_sequence_length), 1);
   if (loaded_.info.has_classifier) {
-    if (auto r = Classify({sequence}); !r.ok()) return r.status();
+    std::vector<Sequence> batch(shape.batch_size, sequence);
+    if (auto r = Classify(batch); !r.ok()) return r.status();
+    if (!every_head) return absl::OkStatus();
   }
   if (loaded_.info.has_mlm_head) {
-    MaskedSequence masked{sequence, {0}, 1};
-    if (auto r = FillMask({masked}); !r.ok()) return r.status();
+    std::vector<MaskedSequence> batch(shape.batch_size, MaskedSequence{sequence, {0}, 1});
+    if (auto r = FillMask(batch); !r.ok()) return r.status();
   }
   return absl::OkStatus();
 }

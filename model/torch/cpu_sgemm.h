@@ -1,0 +1,31 @@
+// Float32 linear layers on the CPU through oneDNN's sgemm (Debian's
+// libdnnl, the same oneDNN LibTorch links) instead of LibTorch's BLAS
+// (OpenBLAS, whose Debian build runs its Haswell AVX2 kernels here): on
+// this machine kind (AVX-512, 2 threads) oneDNN's sgemm ran the encoder's
+// products at 255-350 GFLOP/s against OpenBLAS's 150-180, and deberta-base
+// forwards 1.1-1.7x faster (bench/results/cpu-sgemm). Built when CMake
+// finds oneDNN's header; otherwise every call goes to at::linear.
+#ifndef DEBERTA_MODEL_TORCH_CPU_SGEMM_H_
+#define DEBERTA_MODEL_TORCH_CPU_SGEMM_H_
+
+#include <ATen/core/Tensor.h>
+
+namespace deberta::model {
+
+// Whether this build has it and it is switched on (the default).
+bool CpuSgemmEnabled();
+// For benchmarks that compare it with LibTorch's own path; process-wide.
+// No effect in a build without it.
+void SetCpuSgemmEnabled(bool enabled);
+
+// Whether CpuSgemmLinear takes these operands: enabled, float32 CPU
+// tensors, a 2-D weight [N, K] with unit column stride, x [..., K].
+bool CpuSgemmApplies(const at::Tensor& x, const at::Tensor& weight);
+
+// x W^T + b, as at::linear; bias may be undefined. REQUIRES:
+// CpuSgemmApplies(x, weight). Throws c10::Error if oneDNN fails.
+at::Tensor CpuSgemmLinear(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias);
+
+}  // namespace deberta::model
+
+#endif  // DEBERTA_MODEL_TORCH_CPU_SGEMM_H_
