@@ -15,6 +15,7 @@
 #include "model/engine_factory.h"
 #include "model/runtime.h"
 #include "model/engine_flags.h"
+#include "service/mutex_deadlock_detection.h"
 #include "service/server.h"
 #include "service/server_flags.h"
 
@@ -28,6 +29,7 @@ int Fail(const absl::Status& status) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  deberta::service::ConfigureMutexDeadlockDetection();
   absl::SetProgramUsageMessage("deberta-server --model=DIR|demo [--port=50051] [--metrics_port=9464]");
   absl::ParseCommandLine(argc, argv);
   google::InitGoogleLogging(argv[0]);

@@ -21,6 +21,7 @@
 #include "tools/tokenize_command.h"
 #endif
 #ifdef DEBERTA_WITH_SERVICE
+#include "service/mutex_deadlock_detection.h"
 #include "tools/client_commands.h"
 #include "tools/engine_bench.h"
 #include "tools/load_generator.h"
@@ -58,6 +59,9 @@ int WithEngine(const std::string& name, Command command) {
 }  // namespace
 
 int main(int argc, char** argv) {
+#ifdef DEBERTA_WITH_SERVICE
+  deberta::service::ConfigureMutexDeadlockDetection();  // The client commands lock gRPC's mutexes.
+#endif
   deberta::tools::ConfigureHelp();
   absl::SetProgramUsageMessage(deberta::tools::Usage());
   // `deberta-cli COMMAND --help`: that command's flags (absl's own --help
