@@ -26,6 +26,20 @@ bool CpuSgemmApplies(const at::Tensor& x, const at::Tensor& weight);
 // CpuSgemmApplies(x, weight). Throws c10::Error if oneDNN fails.
 at::Tensor CpuSgemmLinear(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias);
 
+// Whether CpuSgemmProduct takes these operands: enabled, float32 CPU, the
+// same number of dimensions (>= 3), unit stride in the last dimension.
+bool CpuSgemmProductApplies(const at::Tensor& a, const at::Tensor& b);
+
+// The attention's batched products: a [..., M, K] times b [..., K, N], or
+// times b^T when b is [..., N, K] (transpose_b), into a new contiguous
+// [..., M, N]. b's batch dimensions broadcast (size 1) to a's. Strided views
+// are read in place (q, k and v as they come out of the fused projection):
+// no copy. The batch's matrices are shared out between the intra-op
+// threads, one single-threaded sgemm each (small products: one call over
+// both threads would spend more on the fork than on the product).
+// REQUIRES: CpuSgemmProductApplies(a, b). Throws c10::Error if oneDNN fails.
+at::Tensor CpuSgemmProduct(const at::Tensor& a, const at::Tensor& b, bool transpose_b);
+
 }  // namespace deberta::model
 
 #endif  // DEBERTA_MODEL_TORCH_CPU_SGEMM_H_

@@ -7,12 +7,22 @@
 
 #include <cmath>
 
+#include "model/torch/cpu_sgemm.h"
+
 namespace deberta::model {
 namespace {
 
 // [2S, A] -> [n, 2S, d]: per-head position vectors.
 at::Tensor SplitRowsIntoHeads(const at::Tensor& x, int64_t heads, int64_t head_size) {
   return x.view({x.size(0), heads, head_size}).permute({1, 0, 2}).contiguous();
+}
+
+// a b^T (transpose_b) or a b over the last two dimensions: in float32 on
+// the CPU by oneDNN's sgemm on the views as they are (LibTorch's would copy
+// the strided q, k, v and run OpenBLAS), otherwise at::matmul.
+at::Tensor Product(const at::Tensor& a, const at::Tensor& b, bool transpose_b) {
+  if (CpuSgemmProductApplies(a, b)) return CpuSgemmProduct(a, b, transpose_b);
+  return at::matmul(a, transpose_b ? b.transpose(-1, -2) : b);
 }
 
 }  // namespace
@@ -130,7 +140,7 @@ at::Tensor DisentangledSelfAttentionImpl::forward(const at::Tensor& query_states
   // q carries the scale (folded into its projection); Qr is pre-scaled.
   // Products run in the compute dtype; scores, the mask and the softmax in
   // float32 (docs/deberta-model.md section 6.4).
-  at::Tensor scores = at::matmul(q, k.transpose(-1, -2)).to(at::kFloat);  // [B, n, Lq, Lk]
+  at::Tensor scores = Product(q, k, /*transpose_b=*/true).to(at::kFloat);  // [B, n, Lq, Lk]
 
   if (config_.relative_attention) {
     const int64_t rows = ctx.num_rows;
@@ -141,20 +151,24 @@ at::Tensor DisentangledSelfAttentionImpl::forward(const at::Tensor& query_states
     auto back = [&](const at::Tensor& x, int64_t len) {
       return x.view({heads_, batch, len, rows}).permute({1, 0, 2, 3});
     };
+    // x [B, n, L, d] against a table's rows [n, R, d]: [B, n, L, R].
+    auto against = [&](const at::Tensor& x, int64_t len, const at::Tensor& table) {
+      const at::Tensor per_batch = table.unsqueeze(0);
+      if (CpuSgemmProductApplies(x, per_batch)) return CpuSgemmProduct(x, per_batch, /*transpose_b=*/true);
+      return back(at::bmm(by_head(x, len), table.transpose(1, 2)), len);
+    };
     if (config_.c2p) {
-      at::Tensor kr = pos_key_.narrow(1, ctx.first_row, rows);
-      at::Tensor c2p = back(at::bmm(by_head(q, lq), kr.transpose(1, 2)), lq);  // [B,n,Lq,R]
+      at::Tensor c2p = against(q, lq, pos_key_.narrow(1, ctx.first_row, rows));  // [B,n,Lq,R]
       scores.add_(c2p.gather(-1, ctx.c2p_index.expand({batch, heads_, lq, lk})));
     }
     if (config_.p2c) {
-      at::Tensor qr = pos_query_.narrow(1, ctx.first_row, rows);
-      at::Tensor p2c = back(at::bmm(by_head(k, lk), qr.transpose(1, 2)), lk);  // [B,n,Lk,R]
+      at::Tensor p2c = against(k, lk, pos_query_.narrow(1, ctx.first_row, rows));  // [B,n,Lk,R]
       scores.add_(p2c.gather(-1, ctx.p2c_index.expand({batch, heads_, lk, lq})).transpose(-1, -2));
     }
   }
   scores.add_(ctx.key_bias);
   at::Tensor probs = at::softmax(scores, -1).to(v.scalar_type());
-  return at::matmul(probs, v).permute({0, 2, 1, 3}).reshape({batch, lq, a});
+  return Product(probs, v, /*transpose_b=*/false).permute({0, 2, 1, 3}).reshape({batch, lq, a});
 }
 
 SelfOutputImpl::SelfOutputImpl(const DebertaConfig& config) {
