@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# The engine on Debian 12's LibTorch 1.13 (this machine's build) next to
+# Debian 13's LibTorch 2.6 (the trixie build of scripts/libtorch2_test.sh,
+# run in its container), rounds alternating back to back: model_bench,
+# deberta-base (v1) size, random weights, fp32 / bf16 / int8, 2 threads.
+#
+#   bench/libtorch_versions.sh [OUT_DIR]   (default bench/results/libtorch-versions)
+#   env: BUILD (build), ROUNDS (2), THREADS (2), SHAPES (1x128,8x128,32x64)
+# Needs scripts/libtorch2_test.sh to have run (its image and build folder).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+if [[ $(id -u) -ne 0 ]]; then exec sudo -E "$0" "$@"; fi
+OUT=${1:-bench/results/libtorch-versions}
+BUILD=${BUILD:-build}
+ROUNDS=${ROUNDS:-2}
+THREADS=${THREADS:-2}
+SHAPES=${SHAPES:-1x128,8x128,32x64}
+source scripts/podman_env.sh
+IMAGE=localhost/deberta-serve:trixie-build
+TRIXIE_BUILD=$ROOT/libtorch2-build
+mkdir -p "$OUT"
+OUT=$(cd "$OUT" && pwd)
+ARGS=(--threads="$THREADS" --dtypes=fp32,bf16,int8 --configs=v1 --shapes="$SHAPES" --min_time=3
+      --benchmark_out_format=json)
+cmake --build "$BUILD" --target model_bench >/dev/null
+podman run --rm --network host -v "$PWD:/src:ro" -v "$TRIXIE_BUILD:/build" "$IMAGE" \
+  cmake --build /build/out --target model_bench >/dev/null
+for round in $(seq 1 "$ROUNDS"); do
+  echo "libtorch_versions: round $round: LibTorch 1.13 (Debian 12)"
+  "$BUILD/bench/model_bench" "${ARGS[@]}" --benchmark_out="$OUT/libtorch-1.13-$round.json" >/dev/null 2>&1
+  echo "libtorch_versions: round $round: LibTorch 2.6 (Debian 13)"
+  podman run --rm --network host -v "$PWD:/src:ro" -v "$TRIXIE_BUILD:/build" -v "$OUT:/out" "$IMAGE" \
+    /build/out/bench/model_bench "${ARGS[@]}" --benchmark_out="/out/libtorch-2.6-$round.json" >/dev/null 2>&1
+done
+python3 - "$OUT" <<'PY' | tee "$OUT/table.md"
+import glob, json, os, statistics, sys
+out = sys.argv[1]
+rates = {}
+for path in sorted(glob.glob(os.path.join(out, "libtorch-*.json"))):
+    version = os.path.basename(path).split("-")[1]
+    for b in json.load(open(path))["benchmarks"]:
+        _, _, dtype, batch, length = b["name"].split("/")[:5]
+        shape = batch.split(":")[1] + "x" + length.split(":")[1]
+        rates.setdefault((dtype, shape), {}).setdefault(version, []).append(b["tokens_per_s"])
+print("tokens/s, median over the rounds [each round]; ratio 2.6 / 1.13\n")
+print("| dtype | shape | LibTorch 1.13 | LibTorch 2.6 | 2.6 / 1.13 |")
+print("|---|---|---|---|---|")
+for (dtype, shape), by in sorted(rates.items()):
+    old, new = by.get("1.13", []), by.get("2.6", [])
+    cell = lambda v: "%.0f [%s]" % (statistics.median(v), ", ".join("%.0f" % x for x in v)) if v else "-"
+    ratio = "%.2f" % (statistics.median(new) / statistics.median(old)) if old and new else "-"
+    print(f"| {dtype} | {shape} | {cell(old)} | {cell(new)} | {ratio} |")
+PY
