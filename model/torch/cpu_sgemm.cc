@@ -2,9 +2,8 @@
 #include "model/torch/cpu_sgemm.h"
 
 #include <ATen/ATen.h>
-#include <c10/util/Exception.h>
-
 #include <ATen/Parallel.h>
+#include <c10/util/Exception.h>
 
 #include <atomic>
 #include <vector>

@@ -27,7 +27,8 @@ bool CpuSgemmApplies(const at::Tensor& x, const at::Tensor& weight);
 at::Tensor CpuSgemmLinear(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias);
 
 // Whether CpuSgemmProduct takes these operands: enabled, float32 CPU, the
-// same number of dimensions (>= 3), unit stride in the last dimension.
+// same number of dimensions (>= 3), each matrix row-major (unit stride in
+// the last dimension, rows no closer than a row's width).
 bool CpuSgemmProductApplies(const at::Tensor& a, const at::Tensor& b);
 
 // The attention's batched products: a [..., M, K] times b [..., K, N], or
