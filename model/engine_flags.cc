@@ -28,6 +28,13 @@ ABSL_FLAG(std::string, warmup_shapes, "auto",
           "(the largest batch the batcher can form: --max_batch_tokens of the longest sequences), none, or "
           "shapes SEQUENCESxTOKENS,... (with auto: auto,16x128)");
 
+ABSL_FLAG(std::string, buckets, "",
+          "Fixed batch shapes SEQUENCESxTOKENS,...: a batch is padded up to the smallest that holds it (answers "
+          "unchanged), each is warmed up; needed by --cuda_graphs. Empty: batches run at their own shape");
+ABSL_FLAG(bool, cuda_graphs, false,
+          "Record each --buckets shape's encoder as a CUDA graph at warm-up and replay it (one launch per "
+          "batch); needs a CUDA --device. Off until measured on a GPU");
+
 namespace deberta::model {
 
 // More intra-op threads than this many per CPU only add contention.
@@ -53,6 +60,17 @@ absl::StatusOr<EngineOptions> EngineOptionsFromFlags() {
   options.num_threads = threads;
   options.max_sequence_length = absl::GetFlag(FLAGS_max_sequence_length);
   options.allow_tf32 = absl::GetFlag(FLAGS_allow_tf32);
+  auto buckets = ParseShapes(absl::GetFlag(FLAGS_buckets));
+  if (!buckets.ok()) return absl::InvalidArgumentError(absl::StrCat("--buckets: ", buckets.status().message()));
+  options.buckets = *buckets;
+  options.device_graphs = absl::GetFlag(FLAGS_cuda_graphs);
+  if (options.device_graphs && !absl::StartsWith(options.device, "cuda")) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--cuda_graphs needs a CUDA --device (cuda:N); --device is ", options.device));
+  }
+  if (options.device_graphs && options.buckets.empty()) {
+    return absl::InvalidArgumentError("--cuda_graphs records one graph per bucket: give --buckets");
+  }
   if (options.max_sequence_length < 0) {
     return absl::InvalidArgumentError(absl::StrCat("--max_sequence_length is ", options.max_sequence_length,
                                                    "; it must be >= 0 (0: the model's limit)"));

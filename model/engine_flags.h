@@ -1,5 +1,6 @@
 // The flags that choose and place the model (--model, --device, --dtype,
-// --threads, --emd, --max_sequence_length, --replicas, --warmup_shapes), shared by
+// --threads, --emd, --max_sequence_length, --replicas, --warmup_shapes,
+// --buckets, --cuda_graphs), shared by
 // deberta-server and deberta-cli, and the functions that turn them into
 // EngineOptions.
 #ifndef DEBERTA_MODEL_ENGINE_FLAGS_H_
@@ -13,7 +14,8 @@
 namespace deberta::model {
 
 // InvalidArgument naming the flag for an unknown dtype or EMD mode, a
-// negative or absurd thread count, or a negative sequence length.
+// negative or absurd thread count, a negative sequence length, bad
+// --buckets, or --cuda_graphs without buckets or off a CUDA device.
 absl::StatusOr<EngineOptions> EngineOptionsFromFlags();
 
 // --warmup_shapes into `options`: "auto" (the default) warms the largest

@@ -67,4 +67,17 @@ std::string FormatShapes(const std::vector<BatchShape>& shapes) {
   });
 }
 
+std::optional<BatchShape> SmallestBucket(const std::vector<BatchShape>& buckets, BatchShape batch) {
+  std::optional<BatchShape> best;
+  for (const BatchShape& bucket : buckets) {
+    if (bucket.batch_size < batch.batch_size || bucket.length < batch.length) continue;
+    const int64_t tokens = bucket.batch_size * bucket.length;
+    if (!best || tokens < best->batch_size * best->length ||
+        (tokens == best->batch_size * best->length && bucket.length < best->length)) {
+      best = bucket;
+    }
+  }
+  return best;
+}
+
 }  // namespace deberta::model

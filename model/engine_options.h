@@ -3,6 +3,7 @@
 #define DEBERTA_MODEL_ENGINE_OPTIONS_H_
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -42,6 +43,11 @@ struct BatchShape {
 absl::StatusOr<std::vector<BatchShape>> ParseShapes(absl::string_view text);
 std::string FormatShapes(const std::vector<BatchShape>& shapes);  // "16x128,1x64"
 
+// The bucket a batch of `batch` sequences of at most `length` tokens is
+// padded up to: of the buckets at least that large in both, the one with
+// the fewest tokens (then the shortest); nullopt when none holds it.
+std::optional<BatchShape> SmallestBucket(const std::vector<BatchShape>& buckets, BatchShape batch);
+
 struct EngineOptions {
   // A folder holding config.json and model.safetensors, or "demo" for the
   // built-in deterministic random model.
@@ -80,6 +86,21 @@ struct EngineOptions {
   // once); later shapes 1.0-1.2x (bench/cold_start.cc).
   int64_t warmup_batch_tokens = 0;
   int64_t warmup_max_batch_size = 1;
+  // Fixed batch shapes: a batch that fits one is padded up to the smallest
+  // that holds it (SmallestBucket; extra rows and tokens are padding, so
+  // answers do not change); a batch that fits none runs as it is. Each
+  // bucket is warmed up. Empty: every batch runs at its own shape. Lengths
+  // must not exceed the longest accepted sequence.
+  std::vector<BatchShape> buckets;
+  // Each bucket's embeddings and encoder recorded once at warm-up as a
+  // device graph and replayed for every batch padded to it (see
+  // DeviceRuntime::Capture): on CUDA a CUDA graph, one launch for the
+  // whole encoder instead of one per kernel. On the CPU the same
+  // static-buffer path with the work rerun, which only tests use (the
+  // --cuda_graphs flag asks for a CUDA device). Rows whose callers have
+  // gone are not dropped inside a graph (only before it, and in EMD).
+  // Needs buckets.
+  bool device_graphs = false;
 };
 
 }  // namespace deberta::model

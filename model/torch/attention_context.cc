@@ -10,17 +10,14 @@
 namespace deberta::model {
 
 AttentionContext MakeAttentionContext(const DebertaConfig& config, const at::Tensor& mask) {
-  AttentionContext ctx;
-  const int64_t batch = mask.size(0), length = mask.size(1);
-  ctx.mask = mask;
-  ctx.rows.resize(batch);
-  for (int64_t b = 0; b < batch; ++b) ctx.rows[b] = b;
-  // A large finite negative rather than -inf: a padded query row (all keys
-  // of a padded row are real, but a fully padded row cannot occur for real
-  // queries) never produces NaN.
-  ctx.key_bias = ((1.0 - mask) * -1e30).view({batch, 1, 1, length});
-  if (!config.relative_attention) return ctx;
+  AttentionContext ctx = MakeRelativeContext(config, mask.size(1), mask.device());
+  SetAttentionMask(&ctx, mask);
+  return ctx;
+}
 
+AttentionContext MakeRelativeContext(const DebertaConfig& config, int64_t length, const c10::Device& device) {
+  AttentionContext ctx;
+  if (!config.relative_attention) return ctx;
   std::vector<int64_t> rows =
       RelativeRowTable(length, config.RelativeSpan(), config.position_buckets,
                        config.MaxRelativePositions());
@@ -29,9 +26,20 @@ AttentionContext MakeAttentionContext(const DebertaConfig& config, const at::Ten
   ctx.num_rows = *max_it - *min_it + 1;
   for (int64_t& r : rows) r -= ctx.first_row;
   at::Tensor c2p = at::from_blob(rows.data(), {length, length}, at::kLong).clone();
-  ctx.c2p_index = c2p.to(mask.device());
-  ctx.p2c_index = c2p.t().contiguous().to(mask.device());
+  ctx.c2p_index = c2p.to(device);
+  ctx.p2c_index = c2p.t().contiguous().to(device);
   return ctx;
+}
+
+void SetAttentionMask(AttentionContext* ctx, const at::Tensor& mask) {
+  const int64_t batch = mask.size(0), length = mask.size(1);
+  ctx->mask = mask;
+  ctx->rows.resize(batch);
+  for (int64_t b = 0; b < batch; ++b) ctx->rows[b] = b;
+  // A large finite negative rather than -inf, so that a row with no real
+  // key (a row padding a batch up to its bucket) gets uniform attention
+  // over padding, not NaN.
+  ctx->key_bias = ((1.0 - mask) * -1e30).view({batch, 1, 1, length});
 }
 
 void DropUnwantedRows(AttentionContext* ctx, const std::vector<at::Tensor*>& per_row) {
@@ -40,7 +48,9 @@ void DropUnwantedRows(AttentionContext* ctx, const std::vector<at::Tensor*>& per
   std::vector<int64_t> kept_rows, kept_index;  // Input rows; their current index.
   for (size_t i = 0; i < ctx->rows.size(); ++i) {
     const auto row = static_cast<size_t>(ctx->rows[i]);
-    if (row >= wanted.size() || wanted[row]) {
+    // Rows past the callers' (padding a batch up to its bucket) are never
+    // wanted once anyone asks.
+    if (row < wanted.size() && wanted[row]) {
       kept_rows.push_back(ctx->rows[i]);
       kept_index.push_back(static_cast<int64_t>(i));
     }

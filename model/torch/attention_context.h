@@ -5,6 +5,7 @@
 #define DEBERTA_MODEL_TORCH_ATTENTION_CONTEXT_H_
 
 #include <ATen/core/Tensor.h>
+#include <c10/core/Device.h>
 
 #include <functional>
 #include <vector>
@@ -37,8 +38,17 @@ struct AttentionContext {
   const std::function<std::vector<bool>()>* rows_wanted = nullptr;
 };
 
-// Builds the context for a [B, L] 0/1 float mask on the mask's device.
+// Builds the context for a [B, L] 0/1 float mask on the mask's device:
+// MakeRelativeContext for L, then SetAttentionMask.
 AttentionContext MakeAttentionContext(const DebertaConfig& config, const at::Tensor& mask);
+
+// The part that depends only on the length: the relative-position gather
+// indices on `device` (made on the host and copied, so not inside a device
+// graph's capture). mask, key_bias and rows are left empty.
+AttentionContext MakeRelativeContext(const DebertaConfig& config, int64_t length, const c10::Device& device);
+// The part that depends on the batch's mask: mask, key_bias and rows
+// 0..B-1 (device work only, so it can be captured in a device graph).
+void SetAttentionMask(AttentionContext* ctx, const at::Tensor& mask);
 
 // Asks ctx->rows_wanted (if set) and removes the rows no longer wanted from
 // the context and from each of `per_row` (tensors whose first dimension is

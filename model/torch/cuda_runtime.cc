@@ -1,14 +1,26 @@
-// DeviceRuntime on a CUDA device. Compiled only when LibTorch has CUDA
+// DeviceRuntime on a CUDA device: stream, pinned inputs, allocator
+// statistics and CUDA graphs. Compiled only when LibTorch has CUDA
 // (CMake: TORCH_CUDA_LIBRARIES), so the CPU build needs no CUDA headers.
 #include <ATen/ATen.h>
+#include <ATen/cuda/CUDAGraph.h>
 #include <c10/cuda/CUDACachingAllocator.h>
 #include <c10/cuda/CUDAFunctions.h>
 #include <c10/cuda/CUDAStream.h>
+
+#include <torch/version.h>
+
+#include <utility>
 
 #include "model/torch/device_runtime.h"
 
 namespace deberta::model {
 namespace {
+
+class CudaGraph final : public DeviceGraph {
+ public:
+  void Replay() override { graph.replay(); }
+  at::cuda::CUDAGraph graph;
+};
 
 class CudaRuntime final : public DeviceRuntime {
  public:
@@ -38,9 +50,46 @@ class CudaRuntime final : public DeviceRuntime {
     return DeviceMemoryUse{stats.allocated_bytes[kAggregate].current, stats.reserved_bytes[kAggregate].current};
   }
 
+  std::unique_ptr<DeviceGraph> Capture(std::function<void()> work) override {
+    // One memory pool for all of this engine's graphs. PyTorch calls a
+    // shared pool safe when graphs replay in the order captured; ours
+    // replay in any order, which is safe too because each replay writes its
+    // scratch memory before reading it and the engine reads a graph's
+    // outputs only before the next replay (one stream, one thread): a block
+    // that graph B kept as an output and graph A uses as scratch is
+    // overwritten only while B's outputs are not needed.
+    if (!has_pool_) {
+      pool_ = at::cuda::graph_pool_handle();
+      has_pool_ = true;
+    }
+    auto graph = std::make_unique<CudaGraph>();
+    // Thread-local capture: other replicas' threads may allocate or
+    // synchronise while this one captures.
+#if TORCH_VERSION_MAJOR >= 2
+    graph->graph.capture_begin(pool_, cudaStreamCaptureModeThreadLocal);
+#else
+    graph->graph.capture_begin(pool_);
+#endif
+    try {
+      work();
+    } catch (...) {
+      // End the capture so the stream is usable again; its own error, if
+      // any, matters less than the one that stopped the work.
+      try {
+        graph->graph.capture_end();
+      } catch (...) {
+      }
+      throw;
+    }
+    graph->graph.capture_end();
+    return graph;
+  }
+
  private:
   const c10::Device device_;
   const c10::cuda::CUDAStream stream_;
+  bool has_pool_ = false;
+  c10::cuda::MempoolId_t pool_;  // Shared by this engine's graphs.
 };
 
 }  // namespace

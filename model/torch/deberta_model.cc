@@ -48,20 +48,38 @@ bool DebertaNetworkImpl::CanRunEmd() const {
          config_.num_hidden_layers >= 2 && config_.embedding_size == config_.hidden_size;
 }
 
-std::vector<at::Tensor> DebertaNetworkImpl::Encode(const NetworkInputs& inputs,
-                                                   AttentionContext& ctx,
-                                                   bool keep_all) const {
+std::vector<at::Tensor> DebertaNetworkImpl::RunEncoder(const NetworkInputs& inputs, AttentionContext& ctx,
+                                                       bool keep_all) const {
   at::Tensor x0 = deberta->embeddings->forward(inputs.input_ids, inputs.token_type_ids, inputs.mask);
   return deberta->encoder->forward(x0, ctx, keep_all);
 }
 
-at::Tensor DebertaNetworkImpl::ClassifierLogits(const NetworkInputs& inputs,
-                                                std::vector<int64_t>* rows) const {
-  AttentionContext ctx = MakeAttentionContext(config_, inputs.mask);
-  ctx.rows_wanted = inputs.rows_wanted;
-  at::Tensor last = Encode(inputs, ctx, /*keep_all=*/false).back();
-  *rows = ctx.rows;
-  return classifier->forward(pooler->forward(last));
+EncodedBatch DebertaNetworkImpl::Encode(const NetworkInputs& inputs) const {
+  EncodedBatch encoded;
+  encoded.ctx = MakeAttentionContext(config_, inputs.mask);
+  encoded.ctx.rows_wanted = inputs.rows_wanted;
+  encoded.states = RunEncoder(inputs, encoded.ctx, /*keep_all=*/false);
+  return encoded;
+}
+
+EncodedBatch DebertaNetworkImpl::EncodeForCapture(const NetworkInputs& inputs,
+                                                  const AttentionContext& relative) const {
+  EncodedBatch encoded;
+  encoded.ctx = relative;
+  encoded.ctx.rows_wanted = nullptr;
+  SetAttentionMask(&encoded.ctx, inputs.mask);
+  encoded.states = RunEncoder(inputs, encoded.ctx, /*keep_all=*/false);
+  return encoded;
+}
+
+at::Tensor DebertaNetworkImpl::ClassifierLogits(const EncodedBatch& encoded) const {
+  return classifier->forward(pooler->forward(encoded.states.back()));
+}
+
+at::Tensor DebertaNetworkImpl::ClassifierLogits(const NetworkInputs& inputs, std::vector<int64_t>* rows) const {
+  EncodedBatch encoded = Encode(inputs);
+  *rows = encoded.ctx.rows;
+  return ClassifierLogits(encoded);
 }
 
 at::Tensor DebertaNetworkImpl::EnhancedMaskDecoder(const at::Tensor& second_to_last,
@@ -92,18 +110,28 @@ at::Tensor DebertaNetworkImpl::MaskedLmStates(const NetworkInputs& inputs, bool 
                                               const std::vector<int64_t>& batch_index,
                                               const std::vector<int64_t>& position,
                                               std::vector<int64_t>* entries) const {
-  AttentionContext ctx = MakeAttentionContext(config_, inputs.mask);
-  ctx.rows_wanted = inputs.rows_wanted;
-  std::vector<at::Tensor> states = Encode(inputs, ctx, /*keep_all=*/false);
+  EncodedBatch encoded = Encode(inputs);
+  return MaskedLmStates(encoded, emd, batch_index, position, entries);
+}
+
+at::Tensor DebertaNetworkImpl::MaskedLmStates(EncodedBatch& encoded, bool emd,
+                                              const std::vector<int64_t>& batch_index,
+                                              const std::vector<int64_t>& position,
+                                              std::vector<int64_t>* entries) const {
+  AttentionContext& ctx = encoded.ctx;
+  const std::vector<at::Tensor>& states = encoded.states;
   at::Tensor final_states =
       emd ? EnhancedMaskDecoder(states[states.size() - 2], ctx, nullptr) : states.back();
   // The entries whose row is still computed, with that row's index now.
-  std::vector<int64_t> current_row(inputs.mask.size(0), -1);
-  for (size_t i = 0; i < ctx.rows.size(); ++i) current_row[ctx.rows[i]] = static_cast<int64_t>(i);
+  std::vector<int64_t> current_row;
+  for (size_t i = 0; i < ctx.rows.size(); ++i) {
+    if (ctx.rows[i] >= static_cast<int64_t>(current_row.size())) current_row.resize(ctx.rows[i] + 1, -1);
+    current_row[ctx.rows[i]] = static_cast<int64_t>(i);
+  }
   std::vector<int64_t> rows, positions;
   entries->clear();
   for (size_t m = 0; m < batch_index.size(); ++m) {
-    if (current_row[batch_index[m]] < 0) continue;
+    if (batch_index[m] >= static_cast<int64_t>(current_row.size()) || current_row[batch_index[m]] < 0) continue;
     entries->push_back(static_cast<int64_t>(m));
     rows.push_back(current_row[batch_index[m]]);
     positions.push_back(position[m]);
@@ -160,7 +188,7 @@ std::map<std::string, at::Tensor> DebertaNetworkImpl::Trace(const NetworkInputs&
   std::map<std::string, at::Tensor> trace;
   AttentionContext ctx = MakeAttentionContext(config_, inputs.mask);
   // Without every layer's states, Encode keeps the last two (EMD's input).
-  std::vector<at::Tensor> states = Encode(inputs, ctx, /*keep_all=*/every_layer);
+  std::vector<at::Tensor> states = RunEncoder(inputs, ctx, /*keep_all=*/every_layer);
   if (every_layer) {
     for (size_t k = 0; k < states.size(); ++k) trace[absl::StrCat("hidden_states.", k)] = states[k];
   }

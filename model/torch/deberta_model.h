@@ -43,6 +43,13 @@ struct NetworkInputs {
   const std::function<std::vector<bool>()>* rows_wanted = nullptr;
 };
 
+// The encoder's output for a batch: what the heads take.
+struct EncodedBatch {
+  // {h_(N-1), h_N}, each [B', L, H]; row i is input row ctx.rows[i].
+  std::vector<at::Tensor> states;
+  AttentionContext ctx;
+};
+
 class DebertaNetworkImpl : public torch::nn::Module {
  public:
   DebertaNetworkImpl(const DebertaConfig& config, const NetworkParts& parts);
@@ -63,14 +70,28 @@ class DebertaNetworkImpl : public torch::nn::Module {
   // position table, no position-biased input, N >= 2 and E == H).
   bool CanRunEmd() const;
 
-  // [B', num_labels] classifier logits of the input rows `*rows` (all B
+  // Embeddings and encoder, dropping the rows no longer wanted
+  // (inputs.rows_wanted) on the way.
+  EncodedBatch Encode(const NetworkInputs& inputs) const;
+  // Embeddings and encoder of every row of a batch, under `relative`
+  // (MakeRelativeContext for the batch's length): device work only, no
+  // host copies and no row dropping, so a device graph can capture it.
+  EncodedBatch EncodeForCapture(const NetworkInputs& inputs, const AttentionContext& relative) const;
+
+  // [B', num_labels] classifier logits of the rows encoded.ctx.rows.
+  at::Tensor ClassifierLogits(const EncodedBatch& encoded) const;
+  // Encode, then the above; `*rows` gets the input rows computed (all B
   // unless inputs.rows_wanted dropped some on the way).
   at::Tensor ClassifierLogits(const NetworkInputs& inputs, std::vector<int64_t>* rows) const;
 
   // The final hidden states [M', H] at the positions (batch_index[m],
-  // position[m]) for m in `*entries` (every m < M unless rows were dropped
-  // on the way), with or without EMD: what the LM head takes. Callers apply
-  // MaskedLmHead to them in chunks of rows.
+  // position[m]) for m in `*entries` (every m whose row is still in
+  // encoded.ctx.rows, which EMD may reduce further), with or without EMD:
+  // what the LM head takes. Callers apply MaskedLmHead to them in chunks
+  // of rows.
+  at::Tensor MaskedLmStates(EncodedBatch& encoded, bool emd, const std::vector<int64_t>& batch_index,
+                            const std::vector<int64_t>& position, std::vector<int64_t>* entries) const;
+  // Encode, then the above.
   at::Tensor MaskedLmStates(const NetworkInputs& inputs, bool emd, const std::vector<int64_t>& batch_index,
                             const std::vector<int64_t>& position, std::vector<int64_t>* entries) const;
   // LM head: [m, H] states -> [m, V] float32 logits.
@@ -106,8 +127,9 @@ class DebertaNetworkImpl : public torch::nn::Module {
   // result and `ctx` then hold only ctx.rows.
   at::Tensor EnhancedMaskDecoder(const at::Tensor& second_to_last, AttentionContext& ctx,
                                  std::map<std::string, at::Tensor>* trace) const;
-  std::vector<at::Tensor> Encode(const NetworkInputs& inputs, AttentionContext& ctx,
-                                 bool keep_all) const;
+  // Embeddings and encoder under `ctx`: every layer's states when
+  // `keep_all`, else {h_(N-1), h_N}.
+  std::vector<at::Tensor> RunEncoder(const NetworkInputs& inputs, AttentionContext& ctx, bool keep_all) const;
 
   DebertaConfig config_;
   NetworkParts parts_;

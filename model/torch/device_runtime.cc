@@ -3,10 +3,22 @@
 
 #include <ATen/ATen.h>
 
+#include <utility>
+
 #include "absl/strings/str_cat.h"
 
 namespace deberta::model {
 namespace {
+
+// A CPU "graph": its work, run again on each replay.
+class RerunGraph final : public DeviceGraph {
+ public:
+  explicit RerunGraph(std::function<void()> work) : work_(std::move(work)) {}
+  void Replay() override { work_(); }
+
+ private:
+  const std::function<void()> work_;
+};
 
 class CpuRuntime final : public DeviceRuntime {
  public:
@@ -16,6 +28,9 @@ class CpuRuntime final : public DeviceRuntime {
   }
   at::Tensor ToDevice(const at::Tensor& host) override { return host; }
   std::optional<DeviceMemoryUse> Memory() const override { return std::nullopt; }
+  std::unique_ptr<DeviceGraph> Capture(std::function<void()> work) override {
+    return std::make_unique<RerunGraph>(std::move(work));
+  }
 };
 
 }  // namespace

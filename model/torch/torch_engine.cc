@@ -51,12 +51,35 @@ absl::StatusOr<std::unique_ptr<TorchEngine>> TorchEngine::Create(const EngineOpt
   if (options.max_logits_bytes_per_chunk <= 0) {
     return absl::InvalidArgumentError("max_logits_bytes_per_chunk must be > 0");
   }
+  if (options.device_graphs && options.buckets.empty()) {
+    return absl::InvalidArgumentError("device graphs are recorded per bucket: give the buckets (--buckets)");
+  }
   DEBERTA_ASSIGN_OR_RETURN(LoadedNetwork loaded, LoadNetwork(options));
+  for (const BatchShape& bucket : options.buckets) {
+    if (bucket.length > loaded.info.max_sequence_length) {
+      return absl::InvalidArgumentError(absl::StrCat("bucket ", FormatShapes({bucket}), " is longer than the ",
+                                                     loaded.info.max_sequence_length,
+                                                     " tokens of the longest accepted sequence"));
+    }
+  }
   DEBERTA_ASSIGN_OR_RETURN(std::unique_ptr<DeviceRuntime> runtime, MakeDeviceRuntime(loaded.device));
   std::vector<BatchShape> warmup = WarmupShapes(options, loaded.info.max_sequence_length);
-  return std::unique_ptr<TorchEngine>(new TorchEngine(std::move(loaded), std::move(runtime),
-                                                      ResolveThreadCount(options.num_threads),
-                                                      options.max_logits_bytes_per_chunk, std::move(warmup)));
+  return std::unique_ptr<TorchEngine>(
+      new TorchEngine(std::move(loaded), std::move(runtime), options, std::move(warmup)));
+}
+
+TorchEngine::TorchEngine(LoadedNetwork loaded, std::unique_ptr<DeviceRuntime> runtime, const EngineOptions& options,
+                         std::vector<BatchShape> warmup_shapes)
+    : loaded_(std::move(loaded)),
+      runtime_(std::move(runtime)),
+      num_threads_(ResolveThreadCount(options.num_threads)),
+      max_logits_bytes_per_chunk_(options.max_logits_bytes_per_chunk),
+      warmup_shapes_(std::move(warmup_shapes)),
+      buckets_(options.buckets),
+      device_graphs_(options.device_graphs) {}
+
+BatchShape TorchEngine::PaddedShape(BatchShape batch) const {
+  return SmallestBucket(buckets_, batch).value_or(batch);
 }
 
 std::vector<BatchShape> TorchEngine::WarmupShapes(const EngineOptions& options, int64_t max_sequence_length) {
@@ -70,19 +93,17 @@ std::vector<BatchShape> TorchEngine::WarmupShapes(const EngineOptions& options, 
   return shapes;
 }
 
-NetworkInputs TorchEngine::PadBatch(const std::vector<const Sequence*>& sequences) {
+NetworkInputs TorchEngine::PadBatch(const std::vector<const Sequence*>& sequences, BatchShape shape) {
   // Positions are always 0..L-1 (docs/deberta-model.md section 2), so
   // padding goes on the right.
   const bool use_token_types = loaded_.config.type_vocab_size > 0;
-  const int64_t batch = static_cast<int64_t>(sequences.size());
-  int64_t length = 0;
-  for (const Sequence* s : sequences) length = std::max<int64_t>(length, s->token_ids.size());
+  const int64_t batch = shape.batch_size, length = shape.length;
   at::Tensor ids = runtime_->HostTensor({batch, length}, at::kLong).zero_();
   at::Tensor mask = runtime_->HostTensor({batch, length}, at::kFloat).zero_();
   at::Tensor types = use_token_types ? runtime_->HostTensor({batch, length}, at::kLong).zero_() : at::Tensor();
   auto ids_a = ids.accessor<int64_t, 2>();
   auto mask_a = mask.accessor<float, 2>();
-  for (int64_t b = 0; b < batch; ++b) {
+  for (size_t b = 0; b < sequences.size(); ++b) {
     const Sequence& s = *sequences[b];
     for (size_t t = 0; t < s.token_ids.size(); ++t) {
       ids_a[b][t] = s.token_ids[t];
@@ -100,6 +121,21 @@ NetworkInputs TorchEngine::PadBatch(const std::vector<const Sequence*>& sequence
   return inputs;
 }
 
+EncodedBatch TorchEngine::EncodeBatch(const std::vector<const Sequence*>& sequences, const RowsWanted& rows_wanted) {
+  const auto rows = static_cast<int64_t>(sequences.size());
+  int64_t length = 0;
+  for (const Sequence* s : sequences) length = std::max<int64_t>(length, s->token_ids.size());
+  const BatchShape shape = PaddedShape({rows, length});
+  NetworkInputs inputs = PadBatch(sequences, shape);
+  inputs.rows_wanted = rows_wanted ? &rows_wanted : nullptr;
+  for (const std::unique_ptr<BucketGraph>& graph : graphs_) {
+    if (graph->shape() == shape) return graph->Run(inputs, rows);
+  }
+  EncodedBatch encoded = loaded_.network->Encode(inputs);
+  KeepInputRowsBelow(rows, &encoded);
+  return encoded;
+}
+
 absl::Status TorchEngine::InitializeThread() {
   // libgomp keeps a pool of workers for every thread that ever ran a
   // parallel region, and once a process holds more OpenMP threads than
@@ -115,6 +151,16 @@ absl::Status TorchEngine::InitializeThread() {
   // through one head (the encoder's shapes are what differ).
   DEBERTA_RETURN_IF_ERROR(WarmUp({1, 8}, /*every_head=*/true));
   for (const BatchShape& shape : warmup_shapes_) DEBERTA_RETURN_IF_ERROR(WarmUp(shape, /*every_head=*/false));
+  for (const BatchShape& bucket : buckets_) {
+    if (!device_graphs_) {
+      DEBERTA_RETURN_IF_ERROR(WarmUp(bucket, /*every_head=*/false));
+      continue;
+    }
+    DEBERTA_RETURN_IF_ERROR(RunGuarded([&]() -> absl::Status {
+      graphs_.push_back(BucketGraph::Record(*loaded_.network, *runtime_, bucket));
+      return absl::OkStatus();
+    }));
+  }
   return absl::OkStatus();
 }
 
@@ -145,11 +191,9 @@ absl::StatusOr<std::vector<ClassifyOutput>> TorchEngine::RunClassify(absl::Span<
   for (const Sequence& sequence : batch) sequences.push_back(&sequence);
   if (sequences.empty()) return std::vector<ClassifyOutput>{};
   return RunGuarded([&]() -> absl::StatusOr<std::vector<ClassifyOutput>> {
-    NetworkInputs inputs = PadBatch(sequences);
-    inputs.rows_wanted = rows_wanted ? &rows_wanted : nullptr;
-    std::vector<int64_t> rows;  // The input rows computed to the end.
-    at::Tensor logits =
-        loaded_.network->ClassifierLogits(inputs, &rows).to(at::kCPU, at::kFloat).contiguous();
+    const EncodedBatch encoded = EncodeBatch(sequences, rows_wanted);
+    const std::vector<int64_t>& rows = encoded.ctx.rows;  // The input rows computed to the end.
+    at::Tensor logits = loaded_.network->ClassifierLogits(encoded).to(at::kCPU, at::kFloat).contiguous();
     const std::string& problem = loaded_.info.problem_type;
     at::Tensor probs = (problem == "multi_label_classification" ? at::sigmoid(logits)
                         : problem == "regression"               ? logits.clone()
@@ -187,11 +231,10 @@ absl::StatusOr<std::vector<FillMaskOutput>> TorchEngine::RunFillMask(absl::Span<
   // Rows whose [rows, V] float32 logits fit the chunk budget.
   const int64_t chunk_rows = std::max<int64_t>(1, max_logits_bytes_per_chunk_ / (vocab * 4));
   return RunGuarded([&]() -> absl::StatusOr<std::vector<FillMaskOutput>> {
-    NetworkInputs inputs = PadBatch(sequences);
-    inputs.rows_wanted = rows_wanted ? &rows_wanted : nullptr;
+    EncodedBatch encoded = EncodeBatch(sequences, rows_wanted);
     std::vector<int64_t> entries;  // Entries of batch_index/position computed.
     const at::Tensor states =
-        loaded_.network->MaskedLmStates(inputs, loaded_.info.emd_enabled, batch_index, position, &entries);
+        loaded_.network->MaskedLmStates(encoded, loaded_.info.emd_enabled, batch_index, position, &entries);
     const auto rows = static_cast<int64_t>(entries.size());
     // Each top_k group's probabilities and ids stay on the device until the
     // batch is done; then one copy brings them all to the host (on a GPU,

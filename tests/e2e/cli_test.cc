@@ -2,12 +2,13 @@
 // model: per-command --help without build paths, error codes by name and
 // distinct exit codes (usage 2, server error 1, unreachable 3), --json with
 // zero values, --positions, --deadline, empty sequences refused, and info
-// printing every field.
+// printing every field; --buckets and --cuda_graphs at start-up.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <signal.h>
 
 #include "absl/strings/str_cat.h"
+#include "nlohmann/json.hpp"
 #include "tests/testing/run_command.h"
 #include "tests/testing/server_process.h"
 
@@ -93,6 +94,45 @@ TEST_F(CliTest, JsonAndInfoKeepZeroValues) {
   CommandResult classify = Cli("classify --sequences='1 17 42 2' --top_k=3 --json");
   EXPECT_EQ(classify.exit_code, 0) << classify.output;
   EXPECT_THAT(classify.output, HasSubstr("\"label_id\": 0"));
+}
+
+// --cuda_graphs off a GPU or without buckets is a usage error at start-up;
+// a server with buckets answers as one without (padding changes nothing).
+TEST_F(CliTest, BucketsServeTheSameAnswersAndCudaGraphsNeedACudaDevice) {
+  const std::string server = absl::StrCat(DEBERTA_SERVER_BINARY, " --model=demo --port=0 --metrics_port=0 --threads=1");
+  CommandResult cpu = RunCommand(absl::StrCat(server, " --buckets=4x32 --cuda_graphs"));
+  EXPECT_NE(cpu.exit_code, 0);
+  EXPECT_THAT(cpu.output, HasSubstr("--cuda_graphs needs a CUDA --device"));
+  CommandResult bad = RunCommand(absl::StrCat(server, " --buckets=4x"));
+  EXPECT_NE(bad.exit_code, 0);
+  EXPECT_THAT(bad.output, HasSubstr("--buckets: "));
+
+  ServerProcess bucketed;
+  ASSERT_TRUE(bucketed.Start(DEBERTA_SERVER_BINARY, {"--model=demo", "--listen_address=127.0.0.1", "--port=0",
+                                                     "--metrics_port=0", "--threads=1", "--buckets=4x32,16x64"}));
+  int port = 0, metrics_port = 0;
+  const std::string banner = bucketed.ReadLine();
+  ASSERT_TRUE(ParseBannerPorts(banner, &port, &metrics_port)) << banner;
+  const std::string request = " classify --sequences='1 17 42 2;1 5 2' --json";
+  CommandResult padded = RunCommand(absl::StrCat(DEBERTA_CLI_BINARY, request, " --server=127.0.0.1:", port));
+  CommandResult plain = Cli(request);
+  ASSERT_EQ(padded.exit_code, 0) << padded.output;
+  ASSERT_EQ(plain.exit_code, 0) << plain.output;
+  // Equal up to float32 rounding (products over longer rows sum in another
+  // order).
+  const nlohmann::json got = nlohmann::json::parse(padded.output)["results"],
+                       want = nlohmann::json::parse(plain.output)["results"];
+  ASSERT_EQ(got.size(), 2u);
+  ASSERT_EQ(want.size(), 2u);
+  for (size_t i = 0; i < 2; ++i) {
+    ASSERT_EQ(got[i]["logits"].size(), want[i]["logits"].size());
+    for (size_t k = 0; k < want[i]["logits"].size(); ++k) {
+      EXPECT_NEAR(got[i]["logits"][k].get<double>(), want[i]["logits"][k].get<double>(), 1e-5) << i << " " << k;
+    }
+    EXPECT_EQ(got[i]["labels"][0]["label"], want[i]["labels"][0]["label"]);
+  }
+  bucketed.Signal(SIGTERM);
+  bucketed.Wait();
 }
 
 TEST_F(CliTest, FillMaskPredictsTheGivenPositions) {

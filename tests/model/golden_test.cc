@@ -128,16 +128,25 @@ TEST_P(GoldenTest, Float32MatchesEveryReferenceTensor) {
 
 // The serving path: the engine pads the unpadded rows itself, computes the
 // LM head only at the mask positions, and returns probabilities.
-TEST_P(GoldenTest, EngineAnswersMatchReference) {
-  const std::string name = GetParam();
+// With `buckets`, the batch runs padded to the first (asserted), from a
+// recorded graph with `graphs`.
+void ExpectEngineAnswersMatchReference(const std::string& name, const std::vector<BatchShape>& buckets = {},
+                                       bool graphs = false) {
   GoldenInputs in = ReadGoldenInputs(name);
   GoldenExpected expected(name);
   EngineOptions options;
   options.model = GoldenDir() + "/" + name;
   options.num_threads = 2;
+  options.buckets = buckets;
+  options.device_graphs = graphs;
   auto engine = TorchEngine::Create(options);
   ASSERT_TRUE(engine.ok()) << engine.status();
+  ASSERT_TRUE((*engine)->InitializeThread().ok());
+  EXPECT_EQ((*engine)->recorded_graphs(), graphs ? buckets.size() : 0u);
   EXPECT_TRUE((*engine)->info().emd_enabled);
+  const int64_t longest = *std::max_element(in.lengths.begin(), in.lengths.end());
+  const BatchShape natural{static_cast<int64_t>(in.lengths.size()), longest};
+  EXPECT_EQ((*engine)->PaddedShape(natural), buckets.empty() ? natural : buckets[0]);
 
   std::vector<Sequence> sequences(in.lengths.size());
   std::vector<MaskedSequence> masked(in.lengths.size());
@@ -191,6 +200,23 @@ TEST_P(GoldenTest, EngineAnswersMatchReference) {
     }
   }
   EXPECT_EQ(m, in.masked_positions.size());
+}
+
+TEST_P(GoldenTest, EngineAnswersMatchReference) { ExpectEngineAnswersMatchReference(GetParam()); }
+
+// Padding up to a bucket (more rows, more tokens, all masked) changes no
+// answer, eagerly and through the recorded static-buffer path (on the CPU
+// the "graph" reruns its work on the recorded tensors; on CUDA it is a CUDA
+// graph). Golden batches are at most 4 x 20 here; a smaller bucket that
+// cannot hold them is never chosen.
+TEST_P(GoldenTest, EngineAnswersMatchReferenceWhenPaddedToABucket) {
+  const std::vector<BatchShape> buckets{{6, 40}, {1, 8}, {64, 64}};
+  SCOPED_TRACE("eager");
+  ExpectEngineAnswersMatchReference(GetParam(), buckets, /*graphs=*/false);
+}
+
+TEST_P(GoldenTest, EngineAnswersMatchReferenceFromARecordedBucketGraph) {
+  ExpectEngineAnswersMatchReference(GetParam(), {{6, 40}, {1, 8}}, /*graphs=*/true);
 }
 
 // The three logits of a golden case in a reduced-precision dtype: within
