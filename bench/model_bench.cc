@@ -8,7 +8,13 @@
 //
 //   build/bench/model_bench --threads=2 [--default_malloc] [--libtorch_fp32_linear] [--benchmark_filter=...]
 //       [--device=cpu|cuda:N] [--dtypes=fp32,bf16,fp16,int8] [--configs=v1,v3]
-//       [--shapes=1x128,8x128,32x64] [--min_time=2]
+//       [--shapes=1x128,8x128,32x64] [--min_time=2] [--graphs=off|on|off,on]
+//
+// --graphs=on runs each shape as the engine runs a bucket with
+// --cuda_graphs: the embeddings and encoder recorded once (BucketGraph) and
+// replayed, the classifier head eager after it. Every forward runs on the
+// engine's own stream (DeviceRuntime), eager or not. On the CPU a "graph"
+// reruns its work (no saving): measure it on a GPU.
 //
 // On a CUDA device each timed forward ends with its logits copied to the
 // host, as the engine does, so the time covers the kernels. int8 is the
@@ -32,7 +38,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "bench/random_network.h"
+#include "model/torch/bucket_graph.h"
 #include "model/torch/deberta_model.h"
+#include "model/torch/device_runtime.h"
 #include "model/runtime.h"
 #include "model/torch/cpu_sgemm.h"
 #include "model/torch/int8_linear.h"
@@ -48,6 +56,8 @@ std::vector<at::ScalarType> g_dtypes = {at::kFloat, at::kBFloat16};
 std::vector<std::string> g_configs = {"v1", "v3"};
 std::vector<std::pair<int64_t, int64_t>> g_shapes = {{1, 128}, {8, 128}, {32, 64}};
 double g_min_time = 2.0;
+std::vector<bool> g_graphs = {false};  // --graphs: eager, recorded, or both.
+std::unique_ptr<DeviceRuntime> g_runtime;  // The engine's runtime for g_device; made in main.
 
 long MinorFaults() {
   rusage usage{};
@@ -110,16 +120,21 @@ double LinearFlops(const DebertaConfig& c, int64_t tokens) {
   return 2.0 * tokens * c.num_hidden_layers * (4 * a * h + 2 * h * i);
 }
 
-void BM_Classify(benchmark::State& state, const std::string& which, at::ScalarType dtype) {
+void BM_Classify(benchmark::State& state, const std::string& which, at::ScalarType dtype, bool graph) {
   const int64_t batch = state.range(0), length = state.range(1), tokens = batch * length;
   at::set_num_threads(g_threads);
+  g_runtime->EnterThread();
   Prepared& p = Network(which, dtype);
   const double gemm = GemmGflops(tokens, p.config.hidden_size, p.config.intermediate_size, dtype);
   c10::InferenceMode guard;
   NetworkInputs inputs{at::randint(5, 1000, {batch, length}, at::kLong).to(g_device), at::Tensor(),
                        at::ones({batch, length}).to(g_device)};
   std::vector<int64_t> rows;
-  auto forward = [&] { return p.network->ClassifierLogits(inputs, &rows).to(at::kCPU); };
+  std::unique_ptr<BucketGraph> recorded = graph ? BucketGraph::Record(*p.network, *g_runtime, {batch, length}) : nullptr;
+  auto forward = [&] {
+    if (recorded) return p.network->ClassifierLogits(recorded->Run(inputs, batch)).to(at::kCPU);
+    return p.network->ClassifierLogits(inputs, &rows).to(at::kCPU);
+  };
   for (int i = 0; i < 2; ++i) forward();  // Warm-up.
   const long faults_before = MinorFaults();
   for (auto _ : state) benchmark::DoNotOptimize(forward());
@@ -155,12 +170,14 @@ const char* DTypeName(at::ScalarType dtype) {
 void RegisterAll() {
   for (const std::string& which : g_configs) {
     for (at::ScalarType dtype : g_dtypes) {
-      auto* b = benchmark::RegisterBenchmark(
-          absl::StrCat("Classify/deberta_base_", which, "/", DTypeName(dtype)).c_str(),
-          [which, dtype](benchmark::State& s) { BM_Classify(s, which, dtype); });
-      for (const auto& [batch, length] : g_shapes) b->Args({batch, length});
-      b->ArgNames({"batch", "len"});
-      b->Unit(benchmark::kMillisecond)->UseRealTime()->MinTime(g_min_time);
+      for (bool graph : g_graphs) {
+        auto* b = benchmark::RegisterBenchmark(
+            absl::StrCat("Classify/deberta_base_", which, "/", DTypeName(dtype), graph ? "/graph" : "").c_str(),
+            [which, dtype, graph](benchmark::State& s) { BM_Classify(s, which, dtype, graph); });
+        for (const auto& [batch, length] : g_shapes) b->Args({batch, length});
+        b->ArgNames({"batch", "len"});
+        b->Unit(benchmark::kMillisecond)->UseRealTime()->MinTime(g_min_time);
+      }
     }
   }
 }
@@ -197,6 +214,12 @@ bool ParseFlags(int argc, char** argv) {
         if (c != "v1" && c != "v3") return false;
         g_configs.emplace_back(c);
       }
+    } else if (name == "--graphs") {
+      g_graphs.clear();
+      for (absl::string_view g : absl::StrSplit(value, ',')) {
+        if (g != "on" && g != "off") return false;
+        g_graphs.push_back(g == "on");
+      }
     } else if (name == "--shapes") {
       g_shapes.clear();
       for (absl::string_view shape : absl::StrSplit(value, ',')) {
@@ -219,9 +242,15 @@ bool ParseFlags(int argc, char** argv) {
 int main(int argc, char** argv) {
   if (!deberta::model::ParseFlags(argc, argv)) {
     std::cerr << "model_bench: bad flag (--threads=N --device=cpu|cuda:N --dtypes=fp32,bf16,fp16,int8 "
-                 "(int8: cpu only, after --device) --configs=v1,v3 --shapes=BxL,... --min_time=S)\n";
+                 "(int8: cpu only, after --device) --configs=v1,v3 --shapes=BxL,... --min_time=S --graphs=off,on)\n";
     return 2;
   }
+  auto runtime = deberta::model::MakeDeviceRuntime(deberta::model::g_device);
+  if (!runtime.ok()) {
+    std::cerr << "model_bench: " << runtime.status() << "\n";
+    return 2;
+  }
+  deberta::model::g_runtime = *std::move(runtime);
   if (deberta::model::g_default_malloc) {
     at::set_num_threads(deberta::model::g_threads);
   } else {
