@@ -68,9 +68,6 @@ absl::StatusOr<EngineOptions> EngineOptionsFromFlags() {
     return absl::InvalidArgumentError(
         absl::StrCat("--cuda_graphs needs a CUDA --device (cuda:N); --device is ", options.device));
   }
-  if (options.device_graphs && options.buckets.empty()) {
-    return absl::InvalidArgumentError("--cuda_graphs records one graph per bucket: give --buckets");
-  }
   if (options.max_sequence_length < 0) {
     return absl::InvalidArgumentError(absl::StrCat("--max_sequence_length is ", options.max_sequence_length,
                                                    "; it must be >= 0 (0: the model's limit)"));

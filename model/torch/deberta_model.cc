@@ -123,11 +123,9 @@ at::Tensor DebertaNetworkImpl::MaskedLmStates(EncodedBatch& encoded, bool emd,
   at::Tensor final_states =
       emd ? EnhancedMaskDecoder(states[states.size() - 2], ctx, nullptr) : states.back();
   // The entries whose row is still computed, with that row's index now.
-  std::vector<int64_t> current_row;
-  for (size_t i = 0; i < ctx.rows.size(); ++i) {
-    if (ctx.rows[i] >= static_cast<int64_t>(current_row.size())) current_row.resize(ctx.rows[i] + 1, -1);
-    current_row[ctx.rows[i]] = static_cast<int64_t>(i);
-  }
+  // ctx.rows ascends, so its last entry is the largest input row.
+  std::vector<int64_t> current_row(ctx.rows.empty() ? 0 : ctx.rows.back() + 1, -1);
+  for (size_t i = 0; i < ctx.rows.size(); ++i) current_row[ctx.rows[i]] = static_cast<int64_t>(i);
   std::vector<int64_t> rows, positions;
   entries->clear();
   for (size_t m = 0; m < batch_index.size(); ++m) {
@@ -187,7 +185,7 @@ std::map<std::string, at::Tensor> DebertaNetworkImpl::Trace(const NetworkInputs&
 
   std::map<std::string, at::Tensor> trace;
   AttentionContext ctx = MakeAttentionContext(config_, inputs.mask);
-  // Without every layer's states, Encode keeps the last two (EMD's input).
+  // Without every layer's states, RunEncoder keeps the last two (EMD's input).
   std::vector<at::Tensor> states = RunEncoder(inputs, ctx, /*keep_all=*/every_layer);
   if (every_layer) {
     for (size_t k = 0; k < states.size(); ++k) trace[absl::StrCat("hidden_states.", k)] = states[k];

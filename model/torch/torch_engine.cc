@@ -150,16 +150,25 @@ absl::Status TorchEngine::InitializeThread() {
   // intra-op workers before the first request. Then the shapes asked for,
   // through one head (the encoder's shapes are what differ).
   DEBERTA_RETURN_IF_ERROR(WarmUp({1, 8}, /*every_head=*/true));
-  for (const BatchShape& shape : warmup_shapes_) DEBERTA_RETURN_IF_ERROR(WarmUp(shape, /*every_head=*/false));
-  for (const BatchShape& bucket : buckets_) {
-    if (!device_graphs_) {
-      DEBERTA_RETURN_IF_ERROR(WarmUp(bucket, /*every_head=*/false));
-      continue;
-    }
+  // Graphs first (each recording runs its bucket once), so that the
+  // warm-up shapes padded to a bucket replay its graph.
+  if (device_graphs_) {
     DEBERTA_RETURN_IF_ERROR(RunGuarded([&]() -> absl::Status {
-      graphs_.push_back(BucketGraph::Record(*loaded_.network, *runtime_, bucket));
+      for (const BatchShape& bucket : buckets_) {
+        graphs_.push_back(BucketGraph::Record(*loaded_.network, *runtime_, bucket));
+      }
       return absl::OkStatus();
     }));
+  }
+  std::vector<BatchShape> warmed;  // The shapes run: each warm-up shape's bucket.
+  for (const BatchShape& shape : warmup_shapes_) {
+    DEBERTA_RETURN_IF_ERROR(WarmUp(shape, /*every_head=*/false));
+    warmed.push_back(PaddedShape({shape.batch_size, std::min(shape.length, loaded_.info.max_sequence_length)}));
+  }
+  // Buckets no warm-up shape ran (recorded ones ran when recorded).
+  for (const BatchShape& bucket : buckets_) {
+    if (device_graphs_ || std::find(warmed.begin(), warmed.end(), bucket) != warmed.end()) continue;
+    DEBERTA_RETURN_IF_ERROR(WarmUp(bucket, /*every_head=*/false));
   }
   return absl::OkStatus();
 }
