@@ -42,8 +42,7 @@ DebertaNetwork PreparedNetwork(const DebertaConfig& config, bool int8) {
   DebertaNetwork network = RandomNetwork(config, NetworkParts{/*classifier=*/true, /*mlm_head=*/true,
                                                               /*position_table=*/true});
   if (int8) {
-    network->Prepare(Int8ComputeDType());
-    network->QuantizeEncoderToInt8();
+    network->Prepare(Int8ComputeDType(), /*int8_encoder=*/true);
   } else {
     network->Prepare(at::kFloat);
   }

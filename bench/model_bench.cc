@@ -6,10 +6,12 @@
 // minor page faults per forward (glibc returning freed tensors to the OS
 // shows up here).
 //
-//   build/bench/model_bench --threads=2 [--default_malloc] [--libtorch_fp32_linear] [--benchmark_filter=...]
+//   build/bench/model_bench --threads=2 [--default_malloc] [--unpacked_linear] [--libtorch_fp32_linear] [--benchmark_filter=...]
 //       [--device=cpu|cuda:N] [--dtypes=fp32,bf16,fp16,int8] [--configs=v1,v3]
 //       [--shapes=1x128,8x128,32x64] [--min_time=2] [--graphs=off|on|off,on]
 //
+// --unpacked_linear runs the float32/bfloat16 linear layers on plain
+// weights (oneDNN's sgemm, LibTorch's bf16 linear), as before PackedLinear.
 // --graphs=on runs each shape as the engine runs a bucket with
 // --cuda_graphs: the embeddings and encoder recorded once (BucketGraph) and
 // replayed, the classifier head eager after it. Every forward runs on the
@@ -44,6 +46,7 @@
 #include "model/runtime.h"
 #include "model/torch/cpu_sgemm.h"
 #include "model/torch/int8_linear.h"
+#include "model/torch/packed_linear.h"
 #include "model/torch/layers.h"
 
 namespace deberta::model {
@@ -105,8 +108,7 @@ Prepared& Network(const std::string& which, at::ScalarType dtype) {
                                                    /*position_table=*/false});
   p.network->to(g_device);
   if (dtype == at::kChar) {
-    p.network->Prepare(Int8ComputeDType());
-    p.network->QuantizeEncoderToInt8();
+    p.network->Prepare(Int8ComputeDType(), /*int8_encoder=*/true);
   } else {
     p.network->Prepare(dtype);
   }
@@ -193,6 +195,8 @@ bool ParseFlags(int argc, char** argv) {
       if (!absl::SimpleAtoi(value, &g_threads) || g_threads < 1) return false;
     } else if (name == "--default_malloc") {
       g_default_malloc = true;
+    } else if (name == "--unpacked_linear") {
+      PackedLinear::SetEnabled(false);  // Linear layers without packed weights, as before PackedLinear.
     } else if (name == "--libtorch_fp32_linear") {
       SetCpuSgemmEnabled(false);  // float32 linear layers on at::linear (OpenBLAS), as before oneDNN's sgemm.
     } else if (name == "--device") {

@@ -3,6 +3,7 @@
 
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
+#include <ATen/record_function.h>
 #include <c10/util/Exception.h>
 
 #include <atomic>
@@ -41,6 +42,7 @@ bool CpuSgemmApplies(const at::Tensor& x, const at::Tensor& weight) {
 }
 
 at::Tensor CpuSgemmLinear(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias) {
+  RECORD_FUNCTION("deberta::sgemm_linear", std::vector<c10::IValue>());  // Named in profiles.
   const int64_t k = weight.size(1), n = weight.size(0);
   const at::Tensor a = x.reshape({-1, k}).contiguous();
   const int64_t m = a.size(0);
@@ -74,6 +76,7 @@ bool CpuSgemmProductApplies(const at::Tensor& a, const at::Tensor& b) {
 }
 
 at::Tensor CpuSgemmProduct(const at::Tensor& a, const at::Tensor& b, bool transpose_b) {
+  RECORD_FUNCTION("deberta::sgemm_product", std::vector<c10::IValue>());
   const int64_t dims = a.dim(), m = a.size(-2), k = a.size(-1);
   const int64_t n = transpose_b ? b.size(-2) : b.size(-1);
   TORCH_CHECK((transpose_b ? b.size(-1) : b.size(-2)) == k, "CpuSgemmProduct: inner sizes differ");

@@ -26,7 +26,7 @@ DebertaNetworkImpl::DebertaNetworkImpl(const DebertaConfig& config, const Networ
   if (parts.mlm_head) lm_predictions = register_module("lm_predictions", LmPredictions(config));
 }
 
-void DebertaNetworkImpl::Prepare(at::ScalarType compute_dtype) {
+void DebertaNetworkImpl::Prepare(at::ScalarType compute_dtype, bool int8_encoder) {
   for (const auto& module : modules(/*include_self=*/false)) {
     if (auto* dense = dynamic_cast<DenseImpl*>(module.get())) dense->SetComputeDType(compute_dtype);
   }
@@ -39,9 +39,14 @@ void DebertaNetworkImpl::Prepare(at::ScalarType compute_dtype) {
   for (const auto& module : modules(/*include_self=*/false)) {
     if (auto* dense = dynamic_cast<DenseImpl*>(module.get())) dense->KeepOnlyComputeCopy();
   }
+  if (int8_encoder) deberta->encoder->QuantizeLayersToInt8();
+  // Packing drops the plain weights, so it comes after everything that
+  // reads them (quantization included).
+  for (const auto& module : modules(/*include_self=*/false)) {
+    if (auto* dense = dynamic_cast<DenseImpl*>(module.get())) dense->PackForCpu();
+  }
+  deberta->encoder->PackAttentionForCpu();
 }
-
-void DebertaNetworkImpl::QuantizeEncoderToInt8() { deberta->encoder->QuantizeLayersToInt8(); }
 
 bool DebertaNetworkImpl::CanRunEmd() const {
   return !config_.position_biased_input && deberta->embeddings->position_embeddings &&

@@ -58,13 +58,13 @@ class DebertaNetworkImpl : public torch::nn::Module {
   // derives fused projections and position projections and keeps the
   // matrix-product weights in `compute_dtype` only (the float32 values and
   // the layers folded into the fused ones are dropped).
-  void Prepare(at::ScalarType compute_dtype);
-  // After Prepare: the encoder layers' linear products in int8 (weights
-  // per output channel, activations quantized at run time); the rest runs
-  // as Prepare's compute dtype has it (products in it; the embeddings,
-  // scores, softmax, LayerNorm and residuals in float32); the heads keep
-  // their compute-dtype weights.
-  void QuantizeEncoderToInt8();
+  // With `int8_encoder`, the encoder layers' linear products run in int8
+  // (weights per output channel, activations quantized at run time); the
+  // rest runs as `compute_dtype` has it (products in it; the embeddings,
+  // scores, softmax, LayerNorm and residuals in float32). Last, on the CPU,
+  // the float32/bfloat16 linear layers get weights packed for oneDNN's
+  // blocked kernels (PackedLinear), where those apply.
+  void Prepare(at::ScalarType compute_dtype, bool int8_encoder = false);
 
   // Whether fill-mask can use the Enhanced Mask Decoder (docs/deberta-model.md section 9.2: needs the
   // position table, no position-biased input, N >= 2 and E == H).

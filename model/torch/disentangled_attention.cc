@@ -109,6 +109,35 @@ void DisentangledSelfAttentionImpl::QuantizeToInt8() {
   qkv_bias_ = at::Tensor();
 }
 
+void DisentangledSelfAttentionImpl::PackForCpu(bool split) {
+  if (qkv_int8_.defined() || qkv_packed_.defined() || !qkv_weight_.defined()) return;
+  qkv_packed_ = PackedLinear::Pack(qkv_weight_, qkv_bias_);
+  if (!qkv_packed_.defined()) return;
+  if (split) {
+    const int64_t a = config_.AllHeadSize();
+    q_packed_ = PackedLinear::Pack(qkv_weight_.narrow(0, 0, a), qkv_bias_.narrow(0, 0, a));
+    kv_packed_ = PackedLinear::Pack(qkv_weight_.narrow(0, a, 2 * a), qkv_bias_.narrow(0, a, 2 * a));
+    if (!q_packed_.defined() || !kv_packed_.defined()) q_packed_ = kv_packed_ = PackedLinear();
+  }
+  qkv_weight_ = at::Tensor();
+  qkv_bias_ = at::Tensor();
+}
+
+at::Tensor DisentangledSelfAttentionImpl::Project(const at::Tensor& x, int64_t first, int64_t count) const {
+  const int64_t a = config_.AllHeadSize();
+  const bool all = first == 0 && count == 3 * a, queries = first == 0 && count == a;
+  if (qkv_int8_.defined()) {
+    const Int8Linear& linear = all ? qkv_int8_ : queries ? q_int8_ : kv_int8_;
+    return linear.forward(x).to(compute_dtype_);
+  }
+  if (qkv_packed_.defined()) {
+    const PackedLinear& linear = all ? qkv_packed_ : queries ? q_packed_ : kv_packed_;
+    if (linear.defined()) return linear.Forward(x, compute_dtype_);
+    return qkv_packed_.Forward(x, compute_dtype_).narrow(-1, first, count);  // Not packed apart.
+  }
+  return LinearInDType(x, qkv_weight_.narrow(0, first, count), qkv_bias_.narrow(0, first, count));
+}
+
 at::Tensor DisentangledSelfAttentionImpl::forward(const at::Tensor& query_states,
                                                   const at::Tensor& key_value_states,
                                                   const AttentionContext& ctx) const {
@@ -116,24 +145,14 @@ at::Tensor DisentangledSelfAttentionImpl::forward(const at::Tensor& query_states
                 lk = key_value_states.size(1), a = config_.AllHeadSize();
   at::Tensor q, k, v;  // [B, n, L, d]
   if (query_states.is_same(key_value_states)) {
-    at::Tensor qkv = (qkv_int8_.defined() ? qkv_int8_.forward(query_states).to(compute_dtype_)
-                                          : LinearInDType(query_states, qkv_weight_, qkv_bias_))
-                         .view({batch, lq, 3, heads_, head_size_})
-                         .permute({2, 0, 3, 1, 4});
+    at::Tensor qkv = Project(query_states, 0, 3 * a).view({batch, lq, 3, heads_, head_size_}).permute({2, 0, 3, 1, 4});
     q = qkv[0];
     k = qkv[1];
     v = qkv[2];
   } else {
-    q = (q_int8_.defined() ? q_int8_.forward(query_states).to(compute_dtype_)
-                           : LinearInDType(query_states, qkv_weight_.narrow(0, 0, a), qkv_bias_.narrow(0, 0, a)))
-            .view({batch, lq, heads_, head_size_})
-            .permute({0, 2, 1, 3});
+    q = Project(query_states, 0, a).view({batch, lq, heads_, head_size_}).permute({0, 2, 1, 3});
     at::Tensor kv =
-        (kv_int8_.defined()
-             ? kv_int8_.forward(key_value_states).to(compute_dtype_)
-             : LinearInDType(key_value_states, qkv_weight_.narrow(0, a, 2 * a), qkv_bias_.narrow(0, a, 2 * a)))
-            .view({batch, lk, 2, heads_, head_size_})
-            .permute({2, 0, 3, 1, 4});
+        Project(key_value_states, a, 2 * a).view({batch, lk, 2, heads_, head_size_}).permute({2, 0, 3, 1, 4});
     k = kv[0];
     v = kv[1];
   }

@@ -27,6 +27,13 @@ class DisentangledSelfAttentionImpl : public torch::nn::Module {
   // After Prepare: the q/k/v products in int8 (Int8Linear; queries, keys
   // and values then cast to the compute dtype), the fused weight dropped.
   void QuantizeToInt8();
+  // After Prepare (and instead of QuantizeToInt8): the q/k/v products on
+  // weights packed for oneDNN's blocked CPU kernels (PackedLinear), the
+  // fused weight dropped; nothing changes where those do not apply. With
+  // `split`, queries and keys+values are also packed apart (the last layer:
+  // EMD's queries come from other states than its keys and values); other
+  // layers given different states run the fused product on both.
+  void PackForCpu(bool split);
 
   // Attention context vectors [B, Lq, A], in the compute dtype, for
   // queries from `query_states`
@@ -51,9 +58,14 @@ class DisentangledSelfAttentionImpl : public torch::nn::Module {
   // With int8: the fused product, and queries and keys+values apart (EMD's
   // queries come from other states than its keys and values).
   Int8Linear qkv_int8_, q_int8_, kv_int8_;
+  PackedLinear qkv_packed_, q_packed_, kv_packed_;  // Likewise, packed (q and kv only with split).
   at::ScalarType compute_dtype_ = at::kFloat;
   at::Tensor pos_key_;                // [n, 2S, d] Kr for c2p, compute dtype.
   at::Tensor pos_query_;              // [n, 2S, d] Qr for p2c, pre-scaled, compute dtype.
+
+  // x [B, L, H] times the fused projection's rows [first, first + count)
+  // (queries 0..A, keys A..2A, values 2A..3A), in the compute dtype.
+  at::Tensor Project(const at::Tensor& x, int64_t first, int64_t count) const;
 };
 TORCH_MODULE(DisentangledSelfAttention);
 

@@ -66,6 +66,13 @@ void EncoderImpl::QuantizeLayersToInt8() {
   }
 }
 
+void EncoderImpl::PackAttentionForCpu() {
+  for (size_t i = 0; i < layers_.size(); ++i) {
+    // EMD runs the last layer with queries apart from keys and values.
+    layers_[i]->attention->self->PackForCpu(/*split=*/i + 1 == layers_.size());
+  }
+}
+
 std::vector<at::Tensor> EncoderImpl::forward(const at::Tensor& embeddings, AttentionContext& ctx,
                                              bool keep_all) const {
   std::vector<at::Tensor> states{embeddings};

@@ -42,11 +42,13 @@ DenseImpl::DenseImpl(int64_t in_features, int64_t out_features, bool with_bias) 
 
 at::Tensor DenseImpl::forward(const at::Tensor& x) const {
   if (int8_.defined()) return int8_.forward(x);
+  if (packed_.defined()) return packed_.Forward(x, at::kFloat);
   return ForwardInComputeDType(x).to(at::kFloat);
 }
 
 at::Tensor DenseImpl::ForwardInComputeDType(const at::Tensor& x) const {
   if (int8_.defined()) return int8_.forward(x).to(compute_dtype_);
+  if (packed_.defined()) return packed_.Forward(x, compute_dtype_);
   if (compute_weight_.defined()) return LinearInDType(x, compute_weight_, compute_bias_);
   return LinearInDType(x, weight, bias);
 }
@@ -74,6 +76,15 @@ void DenseImpl::Release() {
 void DenseImpl::QuantizeToInt8() {
   int8_ = Int8Linear::Pack(weight, bias);
   Release();
+}
+
+void DenseImpl::PackForCpu() {
+  if (int8_.defined() || packed_.defined()) return;
+  const at::Tensor& w = compute_weight_.defined() ? compute_weight_ : weight;
+  const at::Tensor& b = compute_weight_.defined() ? compute_bias_ : bias;
+  if (!w.defined() || w.numel() == 0) return;  // Released: folded elsewhere.
+  packed_ = PackedLinear::Pack(w, b);
+  if (packed_.defined()) Release();
 }
 
 NormImpl::NormImpl(int64_t size, double eps) : eps_(eps) {

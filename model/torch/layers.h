@@ -11,6 +11,7 @@
 #include <string>
 
 #include "model/torch/int8_linear.h"
+#include "model/torch/packed_linear.h"
 
 namespace deberta::model {
 
@@ -48,6 +49,12 @@ class DenseImpl : public torch::nn::Module {
   // float32, ForwardInComputeDType's in the compute dtype) and the
   // parameters are emptied. After Prepare.
   void QuantizeToInt8();
+  // On the CPU in float32 or bfloat16: the product from now on runs on
+  // weights packed for oneDNN's blocked kernels (PackedLinear) and the
+  // parameters are emptied. Nothing changes where PackedLinear does not
+  // apply (another device, int8, no oneDNN). After Prepare's other steps.
+  void PackForCpu();
+  bool packed() const { return packed_.defined(); }
 
   at::Tensor weight;  // [out, in]
   at::Tensor bias;    // [out], undefined without bias
@@ -56,7 +63,8 @@ class DenseImpl : public torch::nn::Module {
   at::Tensor compute_weight_;
   at::Tensor compute_bias_;
   at::ScalarType compute_dtype_ = at::kFloat;
-  Int8Linear int8_;  // Defined once quantized.
+  Int8Linear int8_;      // Defined once quantized.
+  PackedLinear packed_;  // Defined once packed.
 };
 TORCH_MODULE(Dense);
 

@@ -186,8 +186,7 @@ absl::StatusOr<LoadedNetwork> LoadNetwork(const EngineOptions& options) {
   if (options.dtype == ComputeDType::kInt8) DEBERTA_RETURN_IF_ERROR(UseOnednnQuantizedEngine());
   try {
     loaded.network->to(loaded.device);
-    loaded.network->Prepare(compute_dtype);
-    if (options.dtype == ComputeDType::kInt8) loaded.network->QuantizeEncoderToInt8();
+    loaded.network->Prepare(compute_dtype, /*int8_encoder=*/options.dtype == ComputeDType::kInt8);
   } catch (const std::exception& e) {
     return absl::InternalError(absl::StrCat("preparing the model on ", options.device, ": ", e.what()));
   }

@@ -1,0 +1,172 @@
+// PackedLinear on oneDNN's matmul primitive (C++ API, 2.x and 3.x).
+#include "model/torch/packed_linear.h"
+
+#include <ATen/ATen.h>
+#include <ATen/record_function.h>
+#include <c10/util/Exception.h>
+
+#include <atomic>
+#include <string>
+
+#ifdef DEBERTA_WITH_ONEDNN_SGEMM
+#include <oneapi/dnnl/dnnl.hpp>
+#endif
+
+namespace deberta::model {
+namespace {
+
+#ifdef DEBERTA_WITH_ONEDNN_SGEMM
+std::atomic<bool> g_enabled{true};
+#else
+std::atomic<bool> g_enabled{false};
+#endif
+
+}  // namespace
+
+bool PackedLinear::Enabled() { return g_enabled.load(std::memory_order_relaxed); }
+
+void PackedLinear::SetEnabled(bool enabled) {
+#ifdef DEBERTA_WITH_ONEDNN_SGEMM
+  g_enabled.store(enabled, std::memory_order_relaxed);
+#else
+  (void)enabled;
+#endif
+}
+
+#ifdef DEBERTA_WITH_ONEDNN_SGEMM
+namespace {
+
+using dnnl::memory;
+
+const dnnl::engine& CpuEngine() {
+  static const dnnl::engine* engine = new dnnl::engine(dnnl::engine::kind::cpu, 0);
+  return *engine;
+}
+
+memory::data_type OnednnType(at::ScalarType dtype) {
+  return dtype == at::kBFloat16 ? memory::data_type::bf16 : memory::data_type::f32;
+}
+
+// The product of `rows` rows: src [rows, in] and dst [rows, out] plain,
+// the weights as `weights` describes them, the bias [1, out] float32. The
+// scratchpad is the caller's (user mode), so concurrent calls of one
+// primitive never share one.
+dnnl::matmul::primitive_desc MatmulDesc(int64_t rows, int64_t in, int64_t out, memory::data_type dtype,
+                                        const memory::desc& weights, bool with_bias, memory::data_type out_type) {
+  const memory::desc src({rows, in}, dtype, memory::format_tag::ab);
+  const memory::desc bias = with_bias ? memory::desc({1, out}, memory::data_type::f32, memory::format_tag::ab)
+                                      : memory::desc();
+  const memory::desc dst({rows, out}, out_type, memory::format_tag::ab);
+  dnnl::primitive_attr attr;
+  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+#if DNNL_VERSION_MAJOR >= 3
+  return dnnl::matmul::primitive_desc(CpuEngine(), src, weights, bias, dst, attr);
+#else
+  return dnnl::matmul::primitive_desc(dnnl::matmul::desc(src, weights, bias, dst), attr, CpuEngine());
+#endif
+}
+
+bool IsBlockedKernel(const dnnl::matmul::primitive_desc& pd) {
+  return std::string(pd.impl_info_str()).rfind("brg", 0) == 0;  // brgemm: oneDNN's blocked-weight kernels.
+}
+
+}  // namespace
+
+struct PackedLinear::Packed {
+  int64_t in = 0, out = 0;
+  memory::data_type dtype = memory::data_type::f32;
+  at::ScalarType scalar_type = at::kFloat;
+  memory::desc weights_desc;
+  at::Tensor weights;  // Bytes in weights_desc's layout.
+  at::Tensor bias;     // float32 [out], or undefined.
+};
+
+PackedLinear PackedLinear::Pack(const at::Tensor& weight, const at::Tensor& bias) {
+  if (!Enabled() || !weight.device().is_cpu() || weight.dim() != 2 ||
+      (weight.scalar_type() != at::kFloat && weight.scalar_type() != at::kBFloat16) ||
+      (bias.defined() && !bias.device().is_cpu())) {
+    return PackedLinear();
+  }
+  auto packed = std::make_shared<Packed>();
+  packed->out = weight.size(0);
+  packed->in = weight.size(1);
+  packed->scalar_type = weight.scalar_type();
+  packed->dtype = OnednnType(weight.scalar_type());
+  if (packed->in == 0 || packed->out == 0) return PackedLinear();
+  const memory::desc any({packed->in, packed->out}, packed->dtype, memory::format_tag::any);
+  try {
+    // The layout oneDNN picks for these weights; it does not depend on the
+    // number of rows (checked here for 1 and 128 rows: both must run it).
+    const auto probe = MatmulDesc(128, packed->in, packed->out, packed->dtype, any, bias.defined(),
+                                  memory::data_type::f32);
+    if (!IsBlockedKernel(probe)) return PackedLinear();
+    packed->weights_desc = probe.weights_desc();
+    if (!IsBlockedKernel(MatmulDesc(1, packed->in, packed->out, packed->dtype, packed->weights_desc,
+                                    bias.defined(), memory::data_type::f32))) {
+      return PackedLinear();
+    }
+    // weight [out, in] row-major is the [in, out] matrix in layout "ba".
+    const at::Tensor plain = weight.contiguous();
+    memory source({{packed->in, packed->out}, packed->dtype, memory::format_tag::ba}, CpuEngine(),
+                  plain.data_ptr());
+    packed->weights = at::empty({static_cast<int64_t>(packed->weights_desc.get_size())}, at::kByte);
+    memory target(packed->weights_desc, CpuEngine(), packed->weights.data_ptr());
+    dnnl::stream stream(CpuEngine());
+    dnnl::reorder(source, target).execute(stream, source, target);
+    stream.wait();
+  } catch (const dnnl::error&) {
+    return PackedLinear();  // No blocked kernel for these operands: the caller's path stays.
+  }
+  // A copy, never the caller's tensor: DenseImpl::Release empties its
+  // parameters in place (set_data), which a float32 bias would share.
+  if (bias.defined()) packed->bias = bias.to(at::kFloat).contiguous().clone();
+  PackedLinear linear;
+  linear.packed_ = std::move(packed);
+  return linear;
+}
+
+at::Tensor PackedLinear::Forward(const at::Tensor& x, at::ScalarType out_dtype) const {
+  RECORD_FUNCTION("deberta::packed_linear", std::vector<c10::IValue>());  // Named in profiles.
+  const Packed& p = *packed_;
+  TORCH_CHECK(x.size(-1) == p.in, "PackedLinear: input width ", x.size(-1), ", layer takes ", p.in);
+  TORCH_CHECK(out_dtype == at::kFloat || out_dtype == p.scalar_type, "PackedLinear: output dtype ",
+              c10::toString(out_dtype), " from a ", c10::toString(p.scalar_type), " layer");
+  const at::Tensor src = x.reshape({-1, p.in}).to(p.scalar_type).contiguous();
+  const int64_t rows = src.size(0);
+  std::vector<int64_t> out_sizes(x.sizes().begin(), x.sizes().end());
+  out_sizes.back() = p.out;
+  at::Tensor dst = at::empty({rows, p.out}, src.options().dtype(out_dtype));
+  if (rows == 0) return dst.view(out_sizes);
+  try {
+    const auto pd = MatmulDesc(rows, p.in, p.out, p.dtype, p.weights_desc, p.bias.defined(), OnednnType(out_dtype));
+    const dnnl::matmul matmul(pd);  // Made once per shape: oneDNN caches primitives.
+    const at::Tensor scratch = at::empty({static_cast<int64_t>(pd.scratchpad_desc().get_size())}, at::kByte);
+    const dnnl::engine& engine = CpuEngine();
+    std::unordered_map<int, memory> args{
+        {DNNL_ARG_SRC, memory(pd.src_desc(), engine, src.data_ptr())},
+        {DNNL_ARG_WEIGHTS, memory(p.weights_desc, engine, p.weights.data_ptr())},
+        {DNNL_ARG_DST, memory(pd.dst_desc(), engine, dst.data_ptr())},
+        {DNNL_ARG_SCRATCHPAD, memory(pd.scratchpad_desc(), engine, scratch.data_ptr())}};
+    if (p.bias.defined()) args.emplace(DNNL_ARG_BIAS, memory(pd.bias_desc(), engine, p.bias.data_ptr()));
+    dnnl::stream stream(engine);
+    matmul.execute(stream, args);
+    stream.wait();
+  } catch (const dnnl::error& e) {
+    TORCH_CHECK(false, "oneDNN matmul failed: ", e.what());
+  }
+  return dst.view(out_sizes);
+}
+
+#else  // No oneDNN: nothing is ever packed.
+
+struct PackedLinear::Packed {};
+
+PackedLinear PackedLinear::Pack(const at::Tensor&, const at::Tensor&) { return PackedLinear(); }
+
+at::Tensor PackedLinear::Forward(const at::Tensor&, at::ScalarType) const {
+  TORCH_CHECK(false, "this build has no oneDNN matmul");
+}
+
+#endif  // DEBERTA_WITH_ONEDNN_SGEMM
+
+}  // namespace deberta::model
