@@ -8,6 +8,7 @@
 #include <cmath>
 
 #include "model/torch/cpu_sgemm.h"
+#include "model/torch/relative_score_terms.h"
 
 namespace deberta::model {
 namespace {
@@ -161,6 +162,7 @@ at::Tensor DisentangledSelfAttentionImpl::forward(const at::Tensor& query_states
   // float32 (docs/deberta-model.md section 6.4).
   at::Tensor scores = Product(q, k, /*transpose_b=*/true).to(at::kFloat);  // [B, n, Lq, Lk]
 
+  at::Tensor c2p, p2c;  // [B, n, Lq, R], [B, n, Lk, R]: each query/key against the table's needed rows.
   if (config_.relative_attention) {
     const int64_t rows = ctx.num_rows;
     // Multiply per head against the needed rows: [n, B*L, d] x [n, d, R].
@@ -176,16 +178,18 @@ at::Tensor DisentangledSelfAttentionImpl::forward(const at::Tensor& query_states
       if (CpuSgemmProductApplies(x, per_batch)) return CpuSgemmProduct(x, per_batch, /*transpose_b=*/true);
       return back(at::bmm(by_head(x, len), table.transpose(1, 2)), len);
     };
-    if (config_.c2p) {
-      at::Tensor c2p = against(q, lq, pos_key_.narrow(1, ctx.first_row, rows));  // [B,n,Lq,R]
-      scores.add_(c2p.gather(-1, ctx.c2p_index.expand({batch, heads_, lq, lk})));
-    }
-    if (config_.p2c) {
-      at::Tensor p2c = against(k, lk, pos_query_.narrow(1, ctx.first_row, rows));  // [B,n,Lk,R]
+    if (config_.c2p) c2p = against(q, lq, pos_key_.narrow(1, ctx.first_row, rows));
+    if (config_.p2c) p2c = against(k, lk, pos_query_.narrow(1, ctx.first_row, rows));
+  }
+  if (RelativeScoreTermsApply(scores, c2p, p2c, ctx.c2p_index, ctx.key_bias)) {
+    AddRelativeScoreTerms(scores, c2p, p2c, ctx.c2p_index, ctx.key_bias);  // One pass (CPU).
+  } else {
+    if (c2p.defined()) scores.add_(c2p.gather(-1, ctx.c2p_index.expand({batch, heads_, lq, lk})));
+    if (p2c.defined()) {
       scores.add_(p2c.gather(-1, ctx.p2c_index.expand({batch, heads_, lk, lq})).transpose(-1, -2));
     }
+    scores.add_(ctx.key_bias);
   }
-  scores.add_(ctx.key_bias);
   at::Tensor probs = at::softmax(scores, -1).to(v.scalar_type());
   return Product(probs, v, /*transpose_b=*/false).permute({0, 2, 1, 3}).reshape({batch, lq, a});
 }

@@ -1,17 +1,141 @@
-// Int8Linear on LibTorch's quantized::linear_prepack and the packed
-// weights' dynamic-quantization forward.
+// Int8Linear: oneDNN's int8 matmul primitive on weights packed once at
+// load (its VNNI brgemm kernels) where this build has oneDNN and the CPU
+// those kernels; otherwise LibTorch's quantized::linear_prepack and the
+// packed weights' dynamic-quantization forward.
 #include "model/torch/int8_linear.h"
 
 #include <ATen/ATen.h>
+#include <ATen/Parallel.h>
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <ATen/native/quantized/PackedParams.h>
+#include <ATen/record_function.h>
 
 #include <algorithm>
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "model/torch/packed_linear.h"
+
+#ifdef DEBERTA_WITH_ONEDNN_SGEMM
+#include "model/torch/onednn_engine.h"
+#endif
 
 namespace deberta::model {
+namespace {
+
+// Symmetric per output channel (oneDNN requires zero points of 0); a
+// channel of zeros keeps a tiny scale instead of dividing by zero.
+at::Tensor ChannelScales(const at::Tensor& w) {
+  return std::get<0>(w.abs().max(/*dim=*/1)).div(127.0).clamp_min(1e-12);
+}
+
+// Activations: one scale and zero point per call from their range, which
+// always holds 0 (so 0 is exact), on the full 8 bits of uint8 (VNNI has no
+// overflow for reduce_range to avoid); as LibTorch's dynamic quantization.
+struct ActivationParams {
+  float scale;
+  int32_t zero_point;
+};
+
+ActivationParams ChooseActivationParams(const at::Tensor& x) {
+  auto [lo_t, hi_t] = at::aminmax(x);
+  const float lo = std::min(lo_t.item<float>(), 0.0f), hi = std::max(hi_t.item<float>(), 0.0f);
+  float scale = (hi - lo) / 255.0f;
+  if (!(scale > 0) || !std::isfinite(scale)) scale = 1.0f;  // All zeros (or not finite: garbage either way).
+  const float zero = std::nearbyint(-lo / scale);
+  return {scale, static_cast<int32_t>(std::min(255.0f, std::max(0.0f, zero)))};
+}
+
+// in[0, n) -> uint8 round(in / scale) + zero point, clamped to [0, 255];
+// ties round up. Compiled for AVX-512, AVX2 and the baseline, picked at
+// load time: the conversions vectorize (LibTorch's quantize_per_tensor,
+// whose Debian build has no fbgemm, runs one element at a time: 27 of 70 ms
+// per 1 x 128 forward, bench/op_profile).
+__attribute__((target_clones("avx512f", "avx2", "default"))) void QuantizeRange(const float* in, uint8_t* out,
+                                                                                int64_t n, float inverse,
+                                                                                float zero_point) {
+  for (int64_t k = 0; k < n; ++k) {
+    // The range holds every input, so only rounding can leave [0, 255].
+    const int32_t v = static_cast<int32_t>(in[k] * inverse + zero_point + 0.5f);
+    out[k] = static_cast<uint8_t>(v < 0 ? 0 : v > 255 ? 255 : v);
+  }
+}
+
+// x (float32, contiguous) quantized with `params`.
+at::Tensor QuantizeActivations(const at::Tensor& x, const ActivationParams& params) {
+  at::Tensor q = at::empty(x.sizes(), x.options().dtype(at::kByte));
+  const float* in = x.data_ptr<float>();
+  uint8_t* out = q.data_ptr<uint8_t>();
+  const float inverse = 1.0f / params.scale, zero_point = static_cast<float>(params.zero_point);
+  at::parallel_for(0, x.numel(), 16384, [&](int64_t begin, int64_t end) {
+    QuantizeRange(in + begin, out + begin, end - begin, inverse, zero_point);
+  });
+  return q;
+}
+
+}  // namespace
+
+#ifdef DEBERTA_WITH_ONEDNN_SGEMM
+namespace {
+
+using dnnl::memory;
+
+// The int8 product of `rows` rows: src uint8 [rows, in] with a zero point
+// given per call, weights int8 as `weights` describes them, dst float32.
+// oneDNN 3.x: the source's and the weights' scales per call and the bias
+// added after them. 2.x: the weights' scales fixed in the primitive (a
+// per-call output scale would leave the brgemm kernels), then the
+// source's scale and the bias as post-ops on per-call tensors.
+dnnl::matmul::primitive_desc Int8MatmulDesc(int64_t rows, int64_t in, int64_t out, const memory::desc& weights,
+                                            bool with_bias, const std::vector<float>& weight_scales) {
+  const memory::desc src({rows, in}, memory::data_type::u8, memory::format_tag::ab);
+  const memory::desc dst({rows, out}, memory::data_type::f32, memory::format_tag::ab);
+  dnnl::primitive_attr attr;
+  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+#if DNNL_VERSION_MAJOR >= 3
+  (void)weight_scales;
+  attr.set_scales_mask(DNNL_ARG_SRC, 0);
+  attr.set_scales_mask(DNNL_ARG_WEIGHTS, 1 << 1);
+  attr.set_zero_points_mask(DNNL_ARG_SRC, 0);
+  const memory::desc bias = with_bias ? memory::desc({1, out}, memory::data_type::f32, memory::format_tag::ab)
+                                      : memory::desc();
+  return dnnl::matmul::primitive_desc(OnednnCpuEngine(), src, weights, bias, dst, attr);
+#else
+  attr.set_output_scales(1 << 1, weight_scales);
+  attr.set_zero_points(DNNL_ARG_SRC, 0, {DNNL_RUNTIME_S32_VAL});
+  dnnl::post_ops post_ops;
+  post_ops.append_binary(dnnl::algorithm::binary_mul,
+                         memory::desc({1, 1}, memory::data_type::f32, memory::format_tag::ab));
+  if (with_bias) {
+    post_ops.append_binary(dnnl::algorithm::binary_add,
+                           memory::desc({1, out}, memory::data_type::f32, memory::format_tag::ab));
+  }
+  attr.set_post_ops(post_ops);
+  return dnnl::matmul::primitive_desc(dnnl::matmul::desc(src, weights, memory::desc(), dst), attr,
+                                      OnednnCpuEngine());
+#endif
+}
+
+bool IsVnniKernel(const dnnl::matmul::primitive_desc& pd) {
+  return std::string(pd.impl_info_str()).rfind("brg", 0) == 0;
+}
+
+}  // namespace
+#endif  // DEBERTA_WITH_ONEDNN_SGEMM
 
 struct Int8Linear::Packed {
+  int64_t in = 0, out = 0;
+  // LibTorch's packed weights (the fallback).
   c10::intrusive_ptr<LinearPackedParamsBase> params;
+#ifdef DEBERTA_WITH_ONEDNN_SGEMM
+  // oneDNN's: int8 weights in the kernels' layout, their scales, the bias.
+  memory::desc weights_desc;
+  at::Tensor weights;             // Bytes in weights_desc's layout.
+  std::vector<float> scales;      // Per output channel.
+  at::Tensor scales_tensor;       // The same, float32 [out] (3.x passes them per call).
+  at::Tensor bias;                // float32 [out], or undefined.
+#endif
 };
 
 absl::Status UseOnednnQuantizedEngine() {
@@ -27,13 +151,54 @@ at::ScalarType Int8ComputeDType() {
   return __builtin_cpu_supports("avx512bf16") ? at::kBFloat16 : at::kFloat;
 }
 
+#ifdef DEBERTA_WITH_ONEDNN_SGEMM
+bool Int8Linear::PackForOnednn(const at::Tensor& w, const at::Tensor& scales, const at::Tensor& bias,
+                               Packed* packed) {
+  const at::Tensor quantized = at::round(w / scales.unsqueeze(1)).clamp(-127, 127).to(at::kChar).contiguous();
+  packed->scales = std::vector<float>(scales.data_ptr<float>(), scales.data_ptr<float>() + packed->out);
+  const memory::desc any({packed->in, packed->out}, memory::data_type::s8, memory::format_tag::any);
+  try {
+    const auto probe = Int8MatmulDesc(128, packed->in, packed->out, any, bias.defined(), packed->scales);
+    if (!IsVnniKernel(probe)) return false;
+    packed->weights_desc = probe.weights_desc();
+    if (!IsVnniKernel(Int8MatmulDesc(1, packed->in, packed->out, packed->weights_desc, bias.defined(),
+                                     packed->scales))) {
+      return false;
+    }
+    memory source({{packed->in, packed->out}, memory::data_type::s8, memory::format_tag::ba}, OnednnCpuEngine(),
+                  quantized.data_ptr());
+    packed->weights = at::empty({static_cast<int64_t>(packed->weights_desc.get_size())}, at::kByte);
+    memory target(packed->weights_desc, OnednnCpuEngine(), packed->weights.data_ptr());
+    dnnl::stream stream(OnednnCpuEngine());
+    dnnl::reorder(source, target).execute(stream, source, target);
+    stream.wait();
+  } catch (const dnnl::error&) {
+    return false;
+  }
+  packed->scales_tensor = scales.clone();
+  // A copy: the caller may empty its own (DenseImpl::Release changes it in place).
+  if (bias.defined()) packed->bias = bias.to(at::kFloat).contiguous().clone();
+  return true;
+}
+#endif
+
+
 Int8Linear Int8Linear::Pack(const at::Tensor& weight, const at::Tensor& bias) {
   const at::Tensor w = weight.to(at::kFloat).contiguous();
-  // Symmetric per output channel (oneDNN requires zero points of 0); a
-  // channel of zeros keeps a tiny scale instead of dividing by zero.
-  const at::Tensor scales = std::get<0>(w.abs().max(/*dim=*/1)).div(127.0).clamp_min(1e-12).to(at::kDouble);
+  const at::Tensor scales = ChannelScales(w);
+  auto packed = std::make_shared<Packed>();
+  packed->out = w.size(0);
+  packed->in = w.size(1);
+  Int8Linear linear;
+#ifdef DEBERTA_WITH_ONEDNN_SGEMM
+  if (PackedLinear::Enabled() && packed->in > 0 && packed->out > 0 && PackForOnednn(w, scales, bias, packed.get())) {
+    linear.packed_ = std::move(packed);
+    return linear;
+  }
+#endif
   const at::Tensor zero_points = at::zeros({w.size(0)}, at::kLong);
-  const at::Tensor quantized = at::quantize_per_channel(w, scales, zero_points, /*axis=*/0, at::kQInt8);
+  const at::Tensor quantized =
+      at::quantize_per_channel(w, scales.to(at::kDouble), zero_points, /*axis=*/0, at::kQInt8);
   static const auto prepack =
       c10::Dispatcher::singleton()
           .findSchemaOrThrow("quantized::linear_prepack", "")
@@ -42,15 +207,63 @@ Int8Linear Int8Linear::Pack(const at::Tensor& weight, const at::Tensor& bias) {
   // caller may empty its own (DenseImpl::Release changes it in place).
   const c10::optional<at::Tensor> float_bias =
       bias.defined() ? c10::optional<at::Tensor>(bias.to(at::kFloat).clone()) : c10::nullopt;
-  Int8Linear linear;
-  linear.packed_ = std::make_shared<const Packed>(Packed{prepack.call(quantized, float_bias)});
+  packed->params = prepack.call(quantized, float_bias);
+  linear.packed_ = std::move(packed);
   return linear;
 }
 
 at::Tensor Int8Linear::forward(const at::Tensor& x) const {
-  // Activations: one scale per call from their range, on the full 8 bits
-  // (VNNI has no overflow for reduce_range to avoid).
-  return packed_->params->apply_dynamic(x.to(at::kFloat).contiguous(), /*reduce_range=*/false);
+  const Packed& p = *packed_;
+  const at::Tensor input = x.to(at::kFloat).contiguous();
+  if (p.params) return p.params->apply_dynamic(input, /*reduce_range=*/false);
+#ifdef DEBERTA_WITH_ONEDNN_SGEMM
+  RECORD_FUNCTION("deberta::int8_linear", std::vector<c10::IValue>());  // Named in profiles.
+  TORCH_CHECK(x.size(-1) == p.in, "Int8Linear: input width ", x.size(-1), ", layer takes ", p.in);
+  const at::Tensor src = input.reshape({-1, p.in});
+  const int64_t rows = src.size(0);
+  std::vector<int64_t> out_sizes(x.sizes().begin(), x.sizes().end());
+  out_sizes.back() = p.out;
+  at::Tensor dst = at::empty({rows, p.out}, src.options());
+  if (rows == 0) return dst.view(out_sizes);
+  ActivationParams params = ChooseActivationParams(src);
+  const at::Tensor quantized = QuantizeActivations(src, params);
+  try {
+    const auto pd = Int8MatmulDesc(rows, p.in, p.out, p.weights_desc, p.bias.defined(), p.scales);
+    const dnnl::matmul matmul(pd);  // Made once per shape: oneDNN caches primitives.
+    const at::Tensor scratch = at::empty({static_cast<int64_t>(pd.scratchpad_desc().get_size())}, at::kByte);
+    const dnnl::engine& engine = OnednnCpuEngine();
+    auto scalar = [&](memory::data_type type, void* data) {
+      return memory({{1}, type, memory::format_tag::a}, engine, data);
+    };
+    std::unordered_map<int, memory> args{
+        {DNNL_ARG_SRC, memory(pd.src_desc(), engine, quantized.data_ptr())},
+        {DNNL_ARG_WEIGHTS, memory(p.weights_desc, engine, p.weights.data_ptr())},
+        {DNNL_ARG_DST, memory(pd.dst_desc(), engine, dst.data_ptr())},
+        {DNNL_ARG_SCRATCHPAD, memory(pd.scratchpad_desc(), engine, scratch.data_ptr())},
+        {DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_SRC, scalar(memory::data_type::s32, &params.zero_point)}};
+#if DNNL_VERSION_MAJOR >= 3
+    args.emplace(DNNL_ARG_ATTR_SCALES | DNNL_ARG_SRC, scalar(memory::data_type::f32, &params.scale));
+    args.emplace(DNNL_ARG_ATTR_SCALES | DNNL_ARG_WEIGHTS,
+                 memory({{p.out}, memory::data_type::f32, memory::format_tag::a}, engine, p.scales_tensor.data_ptr()));
+    if (p.bias.defined()) args.emplace(DNNL_ARG_BIAS, memory(pd.bias_desc(), engine, p.bias.data_ptr()));
+#else
+    args.emplace(DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1,
+                 memory({{1, 1}, memory::data_type::f32, memory::format_tag::ab}, engine, &params.scale));
+    if (p.bias.defined()) {
+      args.emplace(DNNL_ARG_ATTR_MULTIPLE_POST_OP(1) | DNNL_ARG_SRC_1,
+                   memory({{1, p.out}, memory::data_type::f32, memory::format_tag::ab}, engine, p.bias.data_ptr()));
+    }
+#endif
+    dnnl::stream stream(engine);
+    matmul.execute(stream, args);
+    stream.wait();
+  } catch (const dnnl::error& e) {
+    TORCH_CHECK(false, "oneDNN int8 matmul failed: ", e.what());
+  }
+  return dst.view(out_sizes);
+#else
+  TORCH_CHECK(false, "Int8Linear: not packed");
+#endif
 }
 
 }  // namespace deberta::model

@@ -1,7 +1,10 @@
 // Int8Linear: a linear layer with int8 weights (one scale per output
-// channel, symmetric) and activations quantized at run time, on LibTorch's
-// quantized CPU engine (oneDNN: VNNI kernels where the CPU has them). The
-// `--dtype=int8` path of the encoder's linear layers.
+// channel, symmetric) and activations quantized at run time to uint8 (one
+// scale and zero point per call). The `--dtype=int8` path of the encoder's
+// linear layers. Where this build has oneDNN and it has VNNI kernels for
+// the CPU, its int8 matmul primitive on weights packed once at load;
+// otherwise LibTorch's quantized CPU engine (oneDNN inside LibTorch too,
+// but its dynamic forward re-creates its work per call: measured slower).
 #ifndef DEBERTA_MODEL_TORCH_INT8_LINEAR_H_
 #define DEBERTA_MODEL_TORCH_INT8_LINEAR_H_
 
@@ -39,6 +42,9 @@ class Int8Linear {
   // LibTorch's packed weights, behind a type of the .cc file: their header
   // (ATen/native/quantized/PackedParams.h) stays out of every includer.
   struct Packed;
+  // oneDNN's packing of the quantized weights into `packed`; false where it
+  // has no VNNI kernel for them (then LibTorch's engine packs them).
+  static bool PackForOnednn(const at::Tensor& w, const at::Tensor& scales, const at::Tensor& bias, Packed* packed);
   std::shared_ptr<const Packed> packed_;
 };
 

@@ -9,7 +9,7 @@
 #include <string>
 
 #ifdef DEBERTA_WITH_ONEDNN_SGEMM
-#include <oneapi/dnnl/dnnl.hpp>
+#include "model/torch/onednn_engine.h"
 #endif
 
 namespace deberta::model {
@@ -38,11 +38,6 @@ namespace {
 
 using dnnl::memory;
 
-const dnnl::engine& CpuEngine() {
-  static const dnnl::engine* engine = new dnnl::engine(dnnl::engine::kind::cpu, 0);
-  return *engine;
-}
-
 memory::data_type OnednnType(at::ScalarType dtype) {
   return dtype == at::kBFloat16 ? memory::data_type::bf16 : memory::data_type::f32;
 }
@@ -60,9 +55,9 @@ dnnl::matmul::primitive_desc MatmulDesc(int64_t rows, int64_t in, int64_t out, m
   dnnl::primitive_attr attr;
   attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
 #if DNNL_VERSION_MAJOR >= 3
-  return dnnl::matmul::primitive_desc(CpuEngine(), src, weights, bias, dst, attr);
+  return dnnl::matmul::primitive_desc(OnednnCpuEngine(), src, weights, bias, dst, attr);
 #else
-  return dnnl::matmul::primitive_desc(dnnl::matmul::desc(src, weights, bias, dst), attr, CpuEngine());
+  return dnnl::matmul::primitive_desc(dnnl::matmul::desc(src, weights, bias, dst), attr, OnednnCpuEngine());
 #endif
 }
 
@@ -107,11 +102,11 @@ PackedLinear PackedLinear::Pack(const at::Tensor& weight, const at::Tensor& bias
     }
     // weight [out, in] row-major is the [in, out] matrix in layout "ba".
     const at::Tensor plain = weight.contiguous();
-    memory source({{packed->in, packed->out}, packed->dtype, memory::format_tag::ba}, CpuEngine(),
+    memory source({{packed->in, packed->out}, packed->dtype, memory::format_tag::ba}, OnednnCpuEngine(),
                   plain.data_ptr());
     packed->weights = at::empty({static_cast<int64_t>(packed->weights_desc.get_size())}, at::kByte);
-    memory target(packed->weights_desc, CpuEngine(), packed->weights.data_ptr());
-    dnnl::stream stream(CpuEngine());
+    memory target(packed->weights_desc, OnednnCpuEngine(), packed->weights.data_ptr());
+    dnnl::stream stream(OnednnCpuEngine());
     dnnl::reorder(source, target).execute(stream, source, target);
     stream.wait();
   } catch (const dnnl::error&) {
@@ -141,7 +136,7 @@ at::Tensor PackedLinear::Forward(const at::Tensor& x, at::ScalarType out_dtype) 
     const auto pd = MatmulDesc(rows, p.in, p.out, p.dtype, p.weights_desc, p.bias.defined(), OnednnType(out_dtype));
     const dnnl::matmul matmul(pd);  // Made once per shape: oneDNN caches primitives.
     const at::Tensor scratch = at::empty({static_cast<int64_t>(pd.scratchpad_desc().get_size())}, at::kByte);
-    const dnnl::engine& engine = CpuEngine();
+    const dnnl::engine& engine = OnednnCpuEngine();
     std::unordered_map<int, memory> args{
         {DNNL_ARG_SRC, memory(pd.src_desc(), engine, src.data_ptr())},
         {DNNL_ARG_WEIGHTS, memory(p.weights_desc, engine, p.weights.data_ptr())},
