@@ -41,11 +41,12 @@ void DebertaNetworkImpl::Prepare(at::ScalarType compute_dtype, bool int8_encoder
   }
   if (int8_encoder) deberta->encoder->QuantizeLayersToInt8();
   // Packing drops the plain weights, so it comes after everything that
-  // reads them (quantization included).
+  // reads them (quantization included). The encoder first: its
+  // intermediate layers pack with their activation fused.
+  deberta->encoder->PackLayersForCpu();
   for (const auto& module : modules(/*include_self=*/false)) {
     if (auto* dense = dynamic_cast<DenseImpl*>(module.get())) dense->PackForCpu();
   }
-  deberta->encoder->PackAttentionForCpu();
 }
 
 bool DebertaNetworkImpl::CanRunEmd() const {

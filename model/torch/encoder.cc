@@ -61,15 +61,16 @@ void EncoderImpl::QuantizeLayersToInt8() {
   for (auto& l : layers_) {
     l->attention->self->QuantizeToInt8();
     l->attention->output->dense->QuantizeToInt8();
-    l->intermediate->dense->QuantizeToInt8();
+    l->intermediate->dense->QuantizeToInt8(/*then=*/l->activation());
     l->output->dense->QuantizeToInt8();
   }
 }
 
-void EncoderImpl::PackAttentionForCpu() {
+void EncoderImpl::PackLayersForCpu() {
   for (size_t i = 0; i < layers_.size(); ++i) {
     // EMD runs the last layer with queries apart from keys and values.
     layers_[i]->attention->self->PackForCpu(/*split=*/i + 1 == layers_.size());
+    layers_[i]->intermediate->dense->PackForCpu(/*then=*/layers_[i]->activation());
   }
 }
 

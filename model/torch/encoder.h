@@ -44,8 +44,9 @@ class EncoderImpl : public torch::nn::Module {
   // After Prepare: every layer's linear products in int8.
   void QuantizeLayersToInt8();
   // After Prepare (and QuantizeLayersToInt8 if any): the attention's q/k/v
-  // products on weights packed for oneDNN's CPU kernels where they apply.
-  void PackAttentionForCpu();
+  // products and the intermediate dense (its activation fused) on weights
+  // packed for oneDNN's CPU kernels where they apply.
+  void PackLayersForCpu();
 
   // Runs the layers on the embedding output. Returns h_0..h_N (index 0 the
   // embeddings, docs/deberta-model.md section 7) when `keep_all`, else only {h_(N-1), h_N}.

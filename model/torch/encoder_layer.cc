@@ -34,7 +34,7 @@ at::Tensor EncoderLayerImpl::FeedForward(const at::Tensor& attention_output) con
 at::Tensor EncoderLayerImpl::FeedForwardUp(const at::Tensor& attention_output) const {
   // The FFN's wide activation stays in the compute dtype between its two
   // matrix products.
-  return Activate(activation_, intermediate->dense->ForwardInComputeDType(attention_output));
+  return intermediate->dense->ActivatedInComputeDType(attention_output, activation_);
 }
 
 at::Tensor EncoderLayerImpl::FeedForwardDown(const at::Tensor& up,

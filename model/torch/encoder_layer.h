@@ -39,6 +39,9 @@ class EncoderLayerImpl : public torch::nn::Module {
   // Down: output dense, residual (the attention's output), LayerNorm.
   at::Tensor FeedForwardDown(const at::Tensor& up, const at::Tensor& attention_output) const;
 
+  // hidden_act: what follows the intermediate dense.
+  Activation activation() const { return activation_; }
+
   Attention attention{nullptr};
   Intermediate intermediate{nullptr};
   LayerOutput output{nullptr};

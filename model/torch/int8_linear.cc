@@ -86,9 +86,10 @@ using dnnl::memory;
 // oneDNN 3.x: the source's and the weights' scales per call and the bias
 // added after them. 2.x: the weights' scales fixed in the primitive (a
 // per-call output scale would leave the brgemm kernels), then the
-// source's scale and the bias as post-ops on per-call tensors.
+// source's scale and the bias as post-ops on per-call tensors. With
+// `gelu`, GELU (erf form) last.
 dnnl::matmul::primitive_desc Int8MatmulDesc(int64_t rows, int64_t in, int64_t out, const memory::desc& weights,
-                                            bool with_bias, const std::vector<float>& weight_scales) {
+                                            bool with_bias, const std::vector<float>& weight_scales, bool gelu) {
   const memory::desc src({rows, in}, memory::data_type::u8, memory::format_tag::ab);
   const memory::desc dst({rows, out}, memory::data_type::f32, memory::format_tag::ab);
   dnnl::primitive_attr attr;
@@ -98,6 +99,11 @@ dnnl::matmul::primitive_desc Int8MatmulDesc(int64_t rows, int64_t in, int64_t ou
   attr.set_scales_mask(DNNL_ARG_SRC, 0);
   attr.set_scales_mask(DNNL_ARG_WEIGHTS, 1 << 1);
   attr.set_zero_points_mask(DNNL_ARG_SRC, 0);
+  if (gelu) {
+    dnnl::post_ops post_ops;
+    post_ops.append_eltwise(dnnl::algorithm::eltwise_gelu_erf, 0.0f, 0.0f);
+    attr.set_post_ops(post_ops);
+  }
   const memory::desc bias = with_bias ? memory::desc({1, out}, memory::data_type::f32, memory::format_tag::ab)
                                       : memory::desc();
   return dnnl::matmul::primitive_desc(OnednnCpuEngine(), src, weights, bias, dst, attr);
@@ -111,6 +117,7 @@ dnnl::matmul::primitive_desc Int8MatmulDesc(int64_t rows, int64_t in, int64_t ou
     post_ops.append_binary(dnnl::algorithm::binary_add,
                            memory::desc({1, out}, memory::data_type::f32, memory::format_tag::ab));
   }
+  if (gelu) post_ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_gelu_erf, 0.0f, 0.0f);
   attr.set_post_ops(post_ops);
   return dnnl::matmul::primitive_desc(dnnl::matmul::desc(src, weights, memory::desc(), dst), attr,
                                       OnednnCpuEngine());
@@ -126,6 +133,7 @@ bool IsVnniKernel(const dnnl::matmul::primitive_desc& pd) {
 
 struct Int8Linear::Packed {
   int64_t in = 0, out = 0;
+  bool gelu = false;  // GELU applied after the bias (oneDNN's path only).
   // LibTorch's packed weights (the fallback).
   c10::intrusive_ptr<LinearPackedParamsBase> params;
 #ifdef DEBERTA_WITH_ONEDNN_SGEMM
@@ -158,11 +166,11 @@ bool Int8Linear::PackForOnednn(const at::Tensor& w, const at::Tensor& scales, co
   packed->scales = std::vector<float>(scales.data_ptr<float>(), scales.data_ptr<float>() + packed->out);
   const memory::desc any({packed->in, packed->out}, memory::data_type::s8, memory::format_tag::any);
   try {
-    const auto probe = Int8MatmulDesc(128, packed->in, packed->out, any, bias.defined(), packed->scales);
+    const auto probe = Int8MatmulDesc(128, packed->in, packed->out, any, bias.defined(), packed->scales, packed->gelu);
     if (!IsVnniKernel(probe)) return false;
     packed->weights_desc = probe.weights_desc();
     if (!IsVnniKernel(Int8MatmulDesc(1, packed->in, packed->out, packed->weights_desc, bias.defined(),
-                                     packed->scales))) {
+                                     packed->scales, packed->gelu))) {
       return false;
     }
     memory source({{packed->in, packed->out}, memory::data_type::s8, memory::format_tag::ba}, OnednnCpuEngine(),
@@ -183,7 +191,9 @@ bool Int8Linear::PackForOnednn(const at::Tensor& w, const at::Tensor& scales, co
 #endif
 
 
-Int8Linear Int8Linear::Pack(const at::Tensor& weight, const at::Tensor& bias) {
+bool Int8Linear::applies_gelu() const { return packed_ != nullptr && packed_->gelu; }
+
+Int8Linear Int8Linear::Pack(const at::Tensor& weight, const at::Tensor& bias, bool gelu) {
   const at::Tensor w = weight.to(at::kFloat).contiguous();
   const at::Tensor scales = ChannelScales(w);
   auto packed = std::make_shared<Packed>();
@@ -191,11 +201,13 @@ Int8Linear Int8Linear::Pack(const at::Tensor& weight, const at::Tensor& bias) {
   packed->in = w.size(1);
   Int8Linear linear;
 #ifdef DEBERTA_WITH_ONEDNN_SGEMM
+  packed->gelu = gelu;
   if (PackedLinear::Enabled() && packed->in > 0 && packed->out > 0 && PackForOnednn(w, scales, bias, packed.get())) {
     linear.packed_ = std::move(packed);
     return linear;
   }
 #endif
+  packed->gelu = false;  // LibTorch's forward has no activation to add.
   const at::Tensor zero_points = at::zeros({w.size(0)}, at::kLong);
   const at::Tensor quantized =
       at::quantize_per_channel(w, scales.to(at::kDouble), zero_points, /*axis=*/0, at::kQInt8);
@@ -228,7 +240,7 @@ at::Tensor Int8Linear::forward(const at::Tensor& x) const {
   ActivationParams params = ChooseActivationParams(src);
   const at::Tensor quantized = QuantizeActivations(src, params);
   try {
-    const auto pd = Int8MatmulDesc(rows, p.in, p.out, p.weights_desc, p.bias.defined(), p.scales);
+    const auto pd = Int8MatmulDesc(rows, p.in, p.out, p.weights_desc, p.bias.defined(), p.scales, p.gelu);
     const dnnl::matmul matmul(pd);  // Made once per shape: oneDNN caches primitives.
     const at::Tensor scratch = at::empty({static_cast<int64_t>(pd.scratchpad_desc().get_size())}, at::kByte);
     const dnnl::engine& engine = OnednnCpuEngine();

@@ -32,9 +32,13 @@ class Int8Linear {
   // From float32 `weight` [out, in] and `bias` [out] (may be undefined):
   // each output channel's weights scaled by max |w| / 127 and rounded.
   // REQUIRES: UseOnednnQuantizedEngine() succeeded.
-  static Int8Linear Pack(const at::Tensor& weight, const at::Tensor& bias);
+  // With `gelu`, GELU (erf form) is applied after the bias where the
+  // oneDNN path is taken (see applies_gelu).
+  static Int8Linear Pack(const at::Tensor& weight, const at::Tensor& bias, bool gelu = false);
 
   bool defined() const { return packed_ != nullptr; }
+  // Whether forward applies GELU (asked for, and the oneDNN path taken).
+  bool applies_gelu() const;
   // x (float32, [..., in]) -> float32 [..., out].
   at::Tensor forward(const at::Tensor& x) const;
 

@@ -41,12 +41,26 @@ DenseImpl::DenseImpl(int64_t in_features, int64_t out_features, bool with_bias) 
 }
 
 at::Tensor DenseImpl::forward(const at::Tensor& x) const {
+  TORCH_CHECK(!fused_gelu_, "a layer with GELU fused runs through ActivatedInComputeDType");
   if (int8_.defined()) return int8_.forward(x);
   if (packed_.defined()) return packed_.Forward(x, at::kFloat);
   return ForwardInComputeDType(x).to(at::kFloat);
 }
 
 at::Tensor DenseImpl::ForwardInComputeDType(const at::Tensor& x) const {
+  TORCH_CHECK(!fused_gelu_, "a layer with GELU fused runs through ActivatedInComputeDType");
+  return ProductInComputeDType(x);
+}
+
+at::Tensor DenseImpl::ActivatedInComputeDType(const at::Tensor& x, Activation activation) const {
+  if (fused_gelu_) {
+    TORCH_CHECK(activation == Activation::kGelu, "this layer was packed with GELU fused");
+    return ProductInComputeDType(x);
+  }
+  return Activate(activation, ProductInComputeDType(x));
+}
+
+at::Tensor DenseImpl::ProductInComputeDType(const at::Tensor& x) const {
   if (int8_.defined()) return int8_.forward(x).to(compute_dtype_);
   if (packed_.defined()) return packed_.Forward(x, compute_dtype_);
   if (compute_weight_.defined()) return LinearInDType(x, compute_weight_, compute_bias_);
@@ -73,18 +87,21 @@ void DenseImpl::Release() {
   compute_bias_ = at::Tensor();
 }
 
-void DenseImpl::QuantizeToInt8() {
-  int8_ = Int8Linear::Pack(weight, bias);
+void DenseImpl::QuantizeToInt8(Activation then) {
+  int8_ = Int8Linear::Pack(weight, bias, /*gelu=*/then == Activation::kGelu);
+  fused_gelu_ = int8_.applies_gelu();
   Release();
 }
 
-void DenseImpl::PackForCpu() {
+void DenseImpl::PackForCpu(Activation then) {
   if (int8_.defined() || packed_.defined()) return;
   const at::Tensor& w = compute_weight_.defined() ? compute_weight_ : weight;
   const at::Tensor& b = compute_weight_.defined() ? compute_bias_ : bias;
   if (!w.defined() || w.numel() == 0) return;  // Released: folded elsewhere.
-  packed_ = PackedLinear::Pack(w, b);
-  if (packed_.defined()) Release();
+  packed_ = PackedLinear::Pack(w, b, /*gelu=*/then == Activation::kGelu);
+  if (!packed_.defined()) return;
+  fused_gelu_ = packed_.applies_gelu();
+  Release();
 }
 
 NormImpl::NormImpl(int64_t size, double eps) : eps_(eps) {

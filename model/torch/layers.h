@@ -39,6 +39,9 @@ class DenseImpl : public torch::nn::Module {
   at::Tensor forward(const at::Tensor& x) const;
   // Result in the compute dtype, for feeding another matrix product.
   at::Tensor ForwardInComputeDType(const at::Tensor& x) const;
+  // Activate(activation, ForwardInComputeDType(x)), in one pass where the
+  // layer was packed or quantized with that activation fused (GELU).
+  at::Tensor ActivatedInComputeDType(const at::Tensor& x, Activation activation) const;
   void SetComputeDType(at::ScalarType dtype);
   // The parameters become the compute-dtype copies (no float32 kept). Only
   // after everything that reads the float32 values has run.
@@ -47,24 +50,30 @@ class DenseImpl : public torch::nn::Module {
   void Release();
   // From now on the product runs in int8 (Int8Linear; forward's result in
   // float32, ForwardInComputeDType's in the compute dtype) and the
-  // parameters are emptied. After Prepare.
-  void QuantizeToInt8();
+  // parameters are emptied. After Prepare. `then`: the activation that
+  // follows the layer; GELU is fused into the product where it can be, and
+  // only ActivatedInComputeDType(x, then) may run the layer after that.
+  void QuantizeToInt8(Activation then = Activation::kLinear);
   // On the CPU in float32 or bfloat16: the product from now on runs on
   // weights packed for oneDNN's blocked kernels (PackedLinear) and the
   // parameters are emptied. Nothing changes where PackedLinear does not
   // apply (another device, int8, no oneDNN). After Prepare's other steps.
-  void PackForCpu();
+  // `then` as for QuantizeToInt8.
+  void PackForCpu(Activation then = Activation::kLinear);
   bool packed() const { return packed_.defined(); }
 
   at::Tensor weight;  // [out, in]
   at::Tensor bias;    // [out], undefined without bias
 
  private:
+  at::Tensor ProductInComputeDType(const at::Tensor& x) const;  // With the fused activation, if any.
+
   at::Tensor compute_weight_;
   at::Tensor compute_bias_;
   at::ScalarType compute_dtype_ = at::kFloat;
   Int8Linear int8_;      // Defined once quantized.
   PackedLinear packed_;  // Defined once packed.
+  bool fused_gelu_ = false;  // The packed or quantized product applies GELU.
 };
 TORCH_MODULE(Dense);
 

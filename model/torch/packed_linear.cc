@@ -42,18 +42,31 @@ memory::data_type OnednnType(at::ScalarType dtype) {
   return dtype == at::kBFloat16 ? memory::data_type::bf16 : memory::data_type::f32;
 }
 
+// Our one post-op: GELU, erf form (at::gelu's default).
+dnnl::post_ops GeluPostOp() {
+  dnnl::post_ops post_ops;
+#if DNNL_VERSION_MAJOR >= 3
+  post_ops.append_eltwise(dnnl::algorithm::eltwise_gelu_erf, 0.0f, 0.0f);
+#else
+  post_ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_gelu_erf, 0.0f, 0.0f);
+#endif
+  return post_ops;
+}
+
 // The product of `rows` rows: src [rows, in] and dst [rows, out] plain,
 // the weights as `weights` describes them, the bias [1, out] float32. The
 // scratchpad is the caller's (user mode), so concurrent calls of one
 // primitive never share one.
 dnnl::matmul::primitive_desc MatmulDesc(int64_t rows, int64_t in, int64_t out, memory::data_type dtype,
-                                        const memory::desc& weights, bool with_bias, memory::data_type out_type) {
+                                        const memory::desc& weights, bool with_bias, memory::data_type out_type,
+                                        bool gelu) {
   const memory::desc src({rows, in}, dtype, memory::format_tag::ab);
   const memory::desc bias = with_bias ? memory::desc({1, out}, memory::data_type::f32, memory::format_tag::ab)
                                       : memory::desc();
   const memory::desc dst({rows, out}, out_type, memory::format_tag::ab);
   dnnl::primitive_attr attr;
   attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+  if (gelu) attr.set_post_ops(GeluPostOp());
 #if DNNL_VERSION_MAJOR >= 3
   return dnnl::matmul::primitive_desc(OnednnCpuEngine(), src, weights, bias, dst, attr);
 #else
@@ -74,9 +87,12 @@ struct PackedLinear::Packed {
   memory::desc weights_desc;
   at::Tensor weights;  // Bytes in weights_desc's layout.
   at::Tensor bias;     // float32 [out], or undefined.
+  bool gelu = false;   // GELU applied after the bias.
 };
 
-PackedLinear PackedLinear::Pack(const at::Tensor& weight, const at::Tensor& bias) {
+bool PackedLinear::applies_gelu() const { return packed_ != nullptr && packed_->gelu; }
+
+PackedLinear PackedLinear::Pack(const at::Tensor& weight, const at::Tensor& bias, bool gelu) {
   if (!Enabled() || !weight.device().is_cpu() || weight.dim() != 2 ||
       (weight.scalar_type() != at::kFloat && weight.scalar_type() != at::kBFloat16) ||
       (bias.defined() && !bias.device().is_cpu())) {
@@ -87,17 +103,18 @@ PackedLinear PackedLinear::Pack(const at::Tensor& weight, const at::Tensor& bias
   packed->in = weight.size(1);
   packed->scalar_type = weight.scalar_type();
   packed->dtype = OnednnType(weight.scalar_type());
+  packed->gelu = gelu;
   if (packed->in == 0 || packed->out == 0) return PackedLinear();
   const memory::desc any({packed->in, packed->out}, packed->dtype, memory::format_tag::any);
   try {
     // The layout oneDNN picks for these weights; it does not depend on the
     // number of rows (checked here for 1 and 128 rows: both must run it).
     const auto probe = MatmulDesc(128, packed->in, packed->out, packed->dtype, any, bias.defined(),
-                                  memory::data_type::f32);
+                                  memory::data_type::f32, gelu);
     if (!IsBlockedKernel(probe)) return PackedLinear();
     packed->weights_desc = probe.weights_desc();
     if (!IsBlockedKernel(MatmulDesc(1, packed->in, packed->out, packed->dtype, packed->weights_desc,
-                                    bias.defined(), memory::data_type::f32))) {
+                                    bias.defined(), memory::data_type::f32, gelu))) {
       return PackedLinear();
     }
     // weight [out, in] row-major is the [in, out] matrix in layout "ba".
@@ -133,7 +150,8 @@ at::Tensor PackedLinear::Forward(const at::Tensor& x, at::ScalarType out_dtype) 
   at::Tensor dst = at::empty({rows, p.out}, src.options().dtype(out_dtype));
   if (rows == 0) return dst.view(out_sizes);
   try {
-    const auto pd = MatmulDesc(rows, p.in, p.out, p.dtype, p.weights_desc, p.bias.defined(), OnednnType(out_dtype));
+    const auto pd =
+        MatmulDesc(rows, p.in, p.out, p.dtype, p.weights_desc, p.bias.defined(), OnednnType(out_dtype), p.gelu);
     const dnnl::matmul matmul(pd);  // Made once per shape: oneDNN caches primitives.
     const at::Tensor scratch = at::empty({static_cast<int64_t>(pd.scratchpad_desc().get_size())}, at::kByte);
     const dnnl::engine& engine = OnednnCpuEngine();
@@ -156,7 +174,9 @@ at::Tensor PackedLinear::Forward(const at::Tensor& x, at::ScalarType out_dtype) 
 
 struct PackedLinear::Packed {};
 
-PackedLinear PackedLinear::Pack(const at::Tensor&, const at::Tensor&) { return PackedLinear(); }
+PackedLinear PackedLinear::Pack(const at::Tensor&, const at::Tensor&, bool) { return PackedLinear(); }
+
+bool PackedLinear::applies_gelu() const { return false; }
 
 at::Tensor PackedLinear::Forward(const at::Tensor&, at::ScalarType) const {
   TORCH_CHECK(false, "this build has no oneDNN matmul");

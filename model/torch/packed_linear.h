@@ -32,9 +32,12 @@ class PackedLinear {
   // the bias added in float32. An undefined PackedLinear where packing is
   // off, the tensors are not on the CPU or not of those dtypes, or oneDNN
   // offers no blocked kernel for them (e.g. bfloat16 without avx512_bf16).
-  static PackedLinear Pack(const at::Tensor& weight, const at::Tensor& bias);
+  // With `gelu`, the product applies GELU (erf form) after the bias, in
+  // float32 before any conversion to the output dtype: one pass less.
+  static PackedLinear Pack(const at::Tensor& weight, const at::Tensor& bias, bool gelu = false);
 
   bool defined() const { return packed_ != nullptr; }
+  bool applies_gelu() const;
   // x [..., in] (converted to the weight's dtype if it is not) -> a new
   // contiguous [..., out] in `out_dtype`: float32, or bfloat16 for a
   // bfloat16 layer. Thread-safe. Throws c10::Error if oneDNN fails.
