@@ -8,7 +8,7 @@
 #include <cmath>
 
 #include "model/torch/cpu_sgemm.h"
-#include "model/torch/relative_score_terms.h"
+#include "model/torch/cpu_attention.h"
 
 namespace deberta::model {
 namespace {
@@ -67,6 +67,7 @@ void DisentangledSelfAttentionImpl::Prepare(const at::Tensor& rel_table,
     weight = at::cat({query_proj->weight, key_proj->weight, value_proj->weight});
     bias = at::cat({query_proj->bias, key_proj->bias, value_proj->bias});
   }
+  cpu_attention_ = weight.device().is_cpu() && CpuSgemmEnabled();
   if (config_.relative_attention) {
     at::Tensor kr, qr;
     if (config_.layout == CheckpointLayout::kV1) {
@@ -127,16 +128,17 @@ void DisentangledSelfAttentionImpl::PackForCpu(bool split) {
 at::Tensor DisentangledSelfAttentionImpl::Project(const at::Tensor& x, int64_t first, int64_t count) const {
   const int64_t a = config_.AllHeadSize();
   const bool all = first == 0 && count == 3 * a, queries = first == 0 && count == a;
+  const at::ScalarType dtype = compute_dtype_;
   if (qkv_int8_.defined()) {
     const Int8Linear& linear = all ? qkv_int8_ : queries ? q_int8_ : kv_int8_;
-    return linear.forward(x).to(compute_dtype_);
+    return linear.forward(x).to(dtype);
   }
   if (qkv_packed_.defined()) {
     const PackedLinear& linear = all ? qkv_packed_ : queries ? q_packed_ : kv_packed_;
-    if (linear.defined()) return linear.Forward(x, compute_dtype_);
-    return qkv_packed_.Forward(x, compute_dtype_).narrow(-1, first, count);  // Not packed apart.
+    if (linear.defined()) return linear.Forward(x, dtype);
+    return qkv_packed_.Forward(x, dtype).narrow(-1, first, count);  // Not packed apart.
   }
-  return LinearInDType(x, qkv_weight_.narrow(0, first, count), qkv_bias_.narrow(0, first, count));
+  return LinearInDType(x, qkv_weight_.narrow(0, first, count), qkv_bias_.narrow(0, first, count)).to(dtype);
 }
 
 at::Tensor DisentangledSelfAttentionImpl::forward(const at::Tensor& query_states,
@@ -156,6 +158,12 @@ at::Tensor DisentangledSelfAttentionImpl::forward(const at::Tensor& query_states
         Project(key_value_states, a, 2 * a).view({batch, lk, 2, heads_, head_size_}).permute({2, 0, 3, 1, 4});
     k = kv[0];
     v = kv[1];
+  }
+  if (cpu_attention_) {
+    CpuAttentionInputs in{q, k, v, at::Tensor(), at::Tensor()};
+    if (config_.relative_attention && config_.c2p) in.pos_key = pos_key_.narrow(1, ctx.first_row, ctx.num_rows);
+    if (config_.relative_attention && config_.p2c) in.pos_query = pos_query_.narrow(1, ctx.first_row, ctx.num_rows);
+    if (CpuAttentionApplies(in, ctx)) return CpuAttention(in, ctx);
   }
   // q carries the scale (folded into its projection); Qr is pre-scaled.
   // Products run in the compute dtype; scores, the mask and the softmax in
@@ -181,15 +189,9 @@ at::Tensor DisentangledSelfAttentionImpl::forward(const at::Tensor& query_states
     if (config_.c2p) c2p = against(q, lq, pos_key_.narrow(1, ctx.first_row, rows));
     if (config_.p2c) p2c = against(k, lk, pos_query_.narrow(1, ctx.first_row, rows));
   }
-  if (RelativeScoreTermsApply(scores, c2p, p2c, ctx.c2p_index, ctx.key_bias)) {
-    AddRelativeScoreTerms(scores, c2p, p2c, ctx.c2p_index, ctx.key_bias);  // One pass (CPU).
-  } else {
-    if (c2p.defined()) scores.add_(c2p.gather(-1, ctx.c2p_index.expand({batch, heads_, lq, lk})));
-    if (p2c.defined()) {
-      scores.add_(p2c.gather(-1, ctx.p2c_index.expand({batch, heads_, lk, lq})).transpose(-1, -2));
-    }
-    scores.add_(ctx.key_bias);
-  }
+  if (c2p.defined()) scores.add_(c2p.gather(-1, ctx.c2p_index.expand({batch, heads_, lq, lk})));
+  if (p2c.defined()) scores.add_(p2c.gather(-1, ctx.p2c_index.expand({batch, heads_, lk, lq})).transpose(-1, -2));
+  scores.add_(ctx.key_bias);
   at::Tensor probs = at::softmax(scores, -1).to(v.scalar_type());
   return Product(probs, v, /*transpose_b=*/false).permute({0, 2, 1, 3}).reshape({batch, lq, a});
 }

@@ -1,0 +1,138 @@
+// CpuAttention on oneDNN's matmul primitive (batched over heads).
+#include "model/torch/cpu_attention.h"
+
+#include <ATen/ATen.h>
+#include <ATen/Parallel.h>
+#include <ATen/record_function.h>
+#include <c10/util/Exception.h>
+
+#include <vector>
+
+#include "model/torch/relative_score_terms.h"
+
+#ifdef DEBERTA_WITH_ONEDNN_SGEMM
+#include "model/torch/onednn_engine.h"
+#endif
+
+namespace deberta::model {
+namespace {
+
+bool OnCpuIn(const at::Tensor& t, at::ScalarType dtype) {
+  return t.defined() && t.device().is_cpu() && t.scalar_type() == dtype;
+}
+
+// [B, n, L, d] with unit last stride.
+bool HeadRows(const at::Tensor& t, const at::Tensor& q) {
+  return OnCpuIn(t, q.scalar_type()) && t.dim() == 4 && t.sizes() == q.sizes() && t.stride(3) == 1;
+}
+
+// Head h's rows of a contiguous [n, L, R] position term; null if undefined.
+const float* TermRows(const at::Tensor& term, int64_t h, int64_t length, int64_t rows) {
+  return term.defined() ? term.data_ptr<float>() + h * length * rows : nullptr;
+}
+
+#ifdef DEBERTA_WITH_ONEDNN_SGEMM
+using dnnl::memory;
+
+memory::desc Desc(const at::Tensor& t) {
+  const memory::data_type type = t.scalar_type() == at::kBFloat16 ? memory::data_type::bf16 : memory::data_type::f32;
+  return memory::desc(memory::dims(t.sizes().begin(), t.sizes().end()), type,
+                      memory::dims(t.strides().begin(), t.strides().end()));
+}
+
+// dst = a b over the last two dimensions, batched over the first (the
+// heads), each operand a strided view; all intra-op threads.
+void Matmul(const at::Tensor& a, const at::Tensor& b, const at::Tensor& dst) {
+  const memory::desc a_md = Desc(a), b_md = Desc(b), dst_md = Desc(dst);
+  dnnl::primitive_attr attr;
+  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);  // Ours per call: concurrent callers never share one.
+  const dnnl::engine& engine = OnednnCpuEngine();
+#if DNNL_VERSION_MAJOR >= 3
+  const dnnl::matmul::primitive_desc pd(engine, a_md, b_md, dst_md, attr);
+#else
+  const dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(a_md, b_md, dst_md), attr, engine);
+#endif
+  const dnnl::matmul matmul(pd);  // oneDNN caches primitives by shape.
+  const at::Tensor scratch = at::empty({static_cast<int64_t>(pd.scratchpad_desc().get_size())}, at::kByte);
+  dnnl::stream stream(engine);
+  matmul.execute(stream, {{DNNL_ARG_SRC, memory(a_md, engine, a.data_ptr())},
+                          {DNNL_ARG_WEIGHTS, memory(b_md, engine, b.data_ptr())},
+                          {DNNL_ARG_DST, memory(dst_md, engine, dst.data_ptr())},
+                          {DNNL_ARG_SCRATCHPAD, memory(pd.scratchpad_desc(), engine, scratch.data_ptr())}});
+  stream.wait();
+}
+#endif
+
+}  // namespace
+
+bool CpuAttentionApplies(const CpuAttentionInputs& in, const AttentionContext& ctx) {
+#ifndef DEBERTA_WITH_ONEDNN_SGEMM
+  (void)in;
+  (void)ctx;
+  return false;
+#else
+  const at::Tensor& q = in.q;
+  if (!q.defined() || q.dim() != 4 || !q.device().is_cpu() ||
+      (q.scalar_type() != at::kFloat && q.scalar_type() != at::kBFloat16) || q.stride(3) != 1) {
+    return false;
+  }
+  if (!HeadRows(in.k, q) || !HeadRows(in.v, q)) return false;  // Same shape: queries and keys of one length.
+  const int64_t batch = q.size(0), heads = q.size(1), length = q.size(2), d = q.size(3);
+  const at::Tensor& bias = ctx.key_bias;
+  if (!OnCpuIn(bias, at::kFloat) || bias.dim() != 4 || bias.size(0) != batch || bias.size(3) != length ||
+      bias.stride(3) != 1) {
+    return false;
+  }
+  if (!in.pos_key.defined() && !in.pos_query.defined()) return true;
+  const int64_t rows = in.pos_key.defined() ? in.pos_key.size(1) : in.pos_query.size(1);
+  auto table_fits = [&](const at::Tensor& t) {
+    return !t.defined() || (OnCpuIn(t, q.scalar_type()) && t.dim() == 3 && t.size(0) == heads &&
+                            t.size(1) == rows && t.size(2) == d && t.stride(2) == 1);
+  };
+  const at::Tensor& index = ctx.c2p_index;
+  return table_fits(in.pos_key) && table_fits(in.pos_query) && OnCpuIn(index, at::kLong) && index.dim() == 2 &&
+         index.size(0) == length && index.size(1) == length && index.is_contiguous();
+#endif
+}
+
+at::Tensor CpuAttention(const CpuAttentionInputs& in, const AttentionContext& ctx) {
+  RECORD_FUNCTION("deberta::cpu_attention", std::vector<c10::IValue>());  // Named in profiles.
+  const int64_t batch = in.q.size(0), heads = in.q.size(1), length = in.q.size(2), d = in.q.size(3);
+  const int64_t rows = in.pos_key.defined() ? in.pos_key.size(1) : in.pos_query.defined() ? in.pos_query.size(1) : 0;
+  const at::TensorOptions floats = in.q.options().dtype(at::kFloat);
+  at::Tensor out = at::empty({batch, length, heads * d}, floats);  // [B, L, n, d] as [B, L, A].
+  if (out.numel() == 0) return out;
+#ifdef DEBERTA_WITH_ONEDNN_SGEMM
+  // One sequence's matrices, reused from one sequence to the next.
+  at::Tensor scores = at::empty({heads, length, length}, floats);
+  at::Tensor c2p = in.pos_key.defined() ? at::empty({heads, length, rows}, floats) : at::Tensor();
+  at::Tensor p2c = in.pos_query.defined() ? at::empty({heads, length, rows}, floats) : at::Tensor();
+  const int64_t* index = rows > 0 ? ctx.c2p_index.data_ptr<int64_t>() : nullptr;
+  try {
+    for (int64_t b = 0; b < batch; ++b) {
+      const at::Tensor q = in.q[b], k = in.k[b];  // [n, L, d]
+      Matmul(q, k.transpose(1, 2), scores);
+      if (c2p.defined()) Matmul(q, in.pos_key.transpose(1, 2), c2p);
+      if (p2c.defined()) Matmul(k, in.pos_query.transpose(1, 2), p2c);
+      const float* key_bias = ctx.key_bias[b].data_ptr<float>();
+      at::parallel_for(0, heads, 1, [&](int64_t begin, int64_t end) {
+        for (int64_t h = begin; h < end; ++h) {
+          AddRelativeScoreTerms(scores.data_ptr<float>() + h * length * length, length,
+                                TermRows(c2p, h, length, rows), rows, TermRows(p2c, h, length, rows), rows, index,
+                                key_bias);
+        }
+      });
+      const at::Tensor probs = at::softmax(scores, -1).to(in.v.scalar_type());
+      // Into this sequence's rows of the context: [L, n, d] seen as [n, L, d].
+      Matmul(probs, in.v[b], out[b].view({length, heads, d}).transpose(0, 1));
+    }
+  } catch (const dnnl::error& e) {
+    TORCH_CHECK(false, "oneDNN matmul failed in the attention: ", e.what());
+  }
+#else
+  TORCH_CHECK(false, "this build has no oneDNN");
+#endif
+  return out;
+}
+
+}  // namespace deberta::model

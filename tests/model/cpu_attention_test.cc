@@ -1,0 +1,123 @@
+// CpuAttention against the same attention written op by op in LibTorch
+// (the path GPUs take): random operands shaped as the model has them (q, k
+// and v strided views of one fused projection, a padded batch, v1 and v3
+// position tables), float32 tolerance; bfloat16 within its rounding.
+#include "model/torch/cpu_attention.h"
+
+#include <ATen/ATen.h>
+#include <gtest/gtest.h>
+
+#include "model/config.h"
+#include "model/torch/cpu_sgemm.h"
+
+namespace deberta::model {
+namespace {
+
+struct Operands {
+  CpuAttentionInputs in;
+  AttentionContext ctx;
+};
+
+// B sequences of `lengths` padded to the longest; n heads of d.
+Operands MakeOperands(const DebertaConfig& config, const std::vector<int64_t>& lengths, int64_t heads, int64_t d,
+                      bool c2p, bool p2c) {
+  const int64_t batch = static_cast<int64_t>(lengths.size());
+  int64_t length = 0;
+  for (int64_t l : lengths) length = std::max(length, l);
+  at::Tensor mask = at::zeros({batch, length});
+  for (int64_t b = 0; b < batch; ++b) mask[b].narrow(0, 0, lengths[b]).fill_(1);
+  Operands o;
+  o.ctx = MakeAttentionContext(config, mask);
+  // As the fused projection's output: [B, L, 3, n, d] -> three [B, n, L, d] views.
+  at::Tensor qkv = at::randn({batch, length, 3, heads, d}).permute({2, 0, 3, 1, 4});
+  o.in.q = qkv[0];
+  o.in.k = qkv[1];
+  o.in.v = qkv[2];
+  const int64_t rows = o.ctx.num_rows;
+  if (c2p) o.in.pos_key = at::randn({heads, rows + 3, d}).narrow(1, 2, rows);
+  if (p2c) o.in.pos_query = at::randn({heads, rows + 3, d}).narrow(1, 1, rows);
+  return o;
+}
+
+// The op-by-op attention of DisentangledSelfAttention.
+at::Tensor Reference(const Operands& o) {
+  const at::Tensor& q = o.in.q;
+  const int64_t batch = q.size(0), heads = q.size(1), length = q.size(2);
+  at::Tensor scores = at::matmul(q, o.in.k.transpose(-1, -2));
+  if (o.in.pos_key.defined()) {
+    at::Tensor c2p = at::matmul(q, o.in.pos_key.transpose(-1, -2).unsqueeze(0));
+    scores = scores + c2p.gather(-1, o.ctx.c2p_index.expand({batch, heads, length, length}));
+  }
+  if (o.in.pos_query.defined()) {
+    at::Tensor p2c = at::matmul(o.in.k, o.in.pos_query.transpose(-1, -2).unsqueeze(0));
+    scores = scores + p2c.gather(-1, o.ctx.p2c_index.expand({batch, heads, length, length})).transpose(-1, -2);
+  }
+  scores = scores + o.ctx.key_bias;
+  return at::matmul(at::softmax(scores, -1), o.in.v).permute({0, 2, 1, 3}).reshape({batch, length, -1});
+}
+
+DebertaConfig Config(int64_t position_buckets) {
+  DebertaConfig config;
+  config.relative_attention = true;
+  config.max_relative_positions = 32;
+  config.position_buckets = position_buckets;
+  return config;
+}
+
+void ExpectMatches(const Operands& o) {
+  ASSERT_TRUE(CpuAttentionApplies(o.in, o.ctx));
+  const at::Tensor got = CpuAttention(o.in, o.ctx), want = Reference(o);
+  ASSERT_EQ(got.sizes(), want.sizes());
+  EXPECT_TRUE(at::allclose(got, want, 1e-5, 1e-5)) << "largest difference " << (got - want).abs().max().item<float>();
+}
+
+TEST(CpuAttentionTest, MatchesTheOpByOpAttentionWithBothPositionTerms) {
+  if (!CpuSgemmEnabled()) GTEST_SKIP() << "this build has no oneDNN sgemm";
+  at::manual_seed(1);
+  ExpectMatches(MakeOperands(Config(0), {37, 20, 1}, 3, 16, true, true));
+}
+
+TEST(CpuAttentionTest, MatchesWithLogBucketsAndOneTermOrNone) {
+  if (!CpuSgemmEnabled()) GTEST_SKIP() << "this build has no oneDNN sgemm";
+  at::manual_seed(2);
+  ExpectMatches(MakeOperands(Config(8), {50, 9}, 2, 8, true, false));
+  ExpectMatches(MakeOperands(Config(8), {50, 9}, 2, 8, false, true));
+  ExpectMatches(MakeOperands(Config(0), {5}, 4, 4, false, false));
+}
+
+TEST(CpuAttentionTest, MatchesInBFloat16WithinItsRounding) {
+  if (!CpuSgemmEnabled()) GTEST_SKIP() << "this build has no oneDNN sgemm";
+  at::manual_seed(3);
+  Operands o = MakeOperands(Config(0), {40, 17}, 3, 16, true, true);
+  Operands bf16 = o;
+  for (at::Tensor* t : {&bf16.in.q, &bf16.in.k, &bf16.in.v, &bf16.in.pos_key, &bf16.in.pos_query}) {
+    *t = t->to(at::kBFloat16);
+  }
+  // The reference on the same (rounded) values in float32: what is left is
+  // the probabilities' rounding to bfloat16 before the product with v.
+  Operands rounded = bf16;
+  for (at::Tensor* t : {&rounded.in.q, &rounded.in.k, &rounded.in.v, &rounded.in.pos_key, &rounded.in.pos_query}) {
+    *t = t->to(at::kFloat);
+  }
+  ASSERT_TRUE(CpuAttentionApplies(bf16.in, bf16.ctx));
+  const at::Tensor got = CpuAttention(bf16.in, bf16.ctx), want = Reference(rounded);
+  EXPECT_EQ(got.scalar_type(), at::kFloat);
+  EXPECT_TRUE(at::allclose(got, want, 2e-2, 2e-2)) << "largest difference " << (got - want).abs().max().item<float>();
+}
+
+TEST(CpuAttentionTest, RefusesOperandsItDoesNotTake) {
+  if (!CpuSgemmEnabled()) GTEST_SKIP() << "this build has no oneDNN sgemm";
+  Operands o = MakeOperands(Config(0), {6, 4}, 2, 8, true, true);
+  Operands mixed = o;
+  mixed.in.q = o.in.q.to(at::kBFloat16);  // k and v float32.
+  EXPECT_FALSE(CpuAttentionApplies(mixed.in, mixed.ctx));
+  Operands other_length = o;
+  other_length.in.q = o.in.q.narrow(2, 0, 5);  // Lq != Lk.
+  EXPECT_FALSE(CpuAttentionApplies(other_length.in, other_length.ctx));
+  Operands strided = o;
+  strided.in.v = o.in.v.transpose(-1, -2);  // Columns not contiguous.
+  EXPECT_FALSE(CpuAttentionApplies(strided.in, strided.ctx));
+}
+
+}  // namespace
+}  // namespace deberta::model
