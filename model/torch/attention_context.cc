@@ -25,6 +25,15 @@ AttentionContext MakeRelativeContext(const DebertaConfig& config, int64_t length
   ctx.first_row = *min_it;
   ctx.num_rows = *max_it - *min_it + 1;
   for (int64_t& r : rows) r -= ctx.first_row;
+  ctx.c2p_index_offset = rows[0];  // [0][0]: i - j = 0.
+  for (int64_t i = 0; i < length && ctx.c2p_index_offset >= 0; ++i) {
+    for (int64_t j = 0; j < length; ++j) {
+      if (rows[i * length + j] != i - j + ctx.c2p_index_offset) {
+        ctx.c2p_index_offset = -1;
+        break;
+      }
+    }
+  }
   at::Tensor c2p = at::from_blob(rows.data(), {length, length}, at::kLong).clone();
   ctx.c2p_index = c2p.to(device);
   ctx.p2c_index = c2p.t().contiguous().to(device);

@@ -30,6 +30,10 @@ struct AttentionContext {
   int64_t num_rows = 0;
   at::Tensor c2p_index;  // [L, L] int64: [i][j] = row(i - j) - first_row.
   at::Tensor p2c_index;  // [L, L] int64: [j][i] = row(i - j) - first_row.
+  // When c2p_index[i][j] = i - j + offset everywhere (v1 within its span,
+  // v2/v3 within their linear buckets), that offset, else -1: the position
+  // terms are then contiguous slices, no gathers (CpuAttention).
+  int64_t c2p_index_offset = -1;
   // The input rows the forward still computes, in order: row i of every
   // [B', ...] tensor is input row rows[i]. Starts as 0..B-1.
   std::vector<int64_t> rows;

@@ -119,7 +119,7 @@ at::Tensor CpuAttention(const CpuAttentionInputs& in, const AttentionContext& ct
         for (int64_t h = begin; h < end; ++h) {
           AddRelativeScoreTerms(scores.data_ptr<float>() + h * length * length, length,
                                 TermRows(c2p, h, length, rows), rows, TermRows(p2c, h, length, rows), rows, index,
-                                key_bias);
+                                rows > 0 ? ctx.c2p_index_offset : -1, key_bias);
         }
       });
       const at::Tensor probs = at::softmax(scores, -1).to(in.v.scalar_type());

@@ -14,9 +14,11 @@ namespace deberta::model {
 // the op-by-op path made them ((content + c2p) + p2c, then the mask).
 // c2p and p2c: `length` rows each, `c2p_stride` / `p2c_stride` floats
 // apart, null where the model lacks the term; index [length, length]
-// row-major (unread when both are null); bias [length].
+// row-major (unread when both are null); bias [length]. index_offset:
+// AttentionContext::c2p_index_offset (>= 0: the index is i - j + offset,
+// and is not read; the same sums, from contiguous reads).
 void AddRelativeScoreTerms(float* s, int64_t length, const float* c2p, int64_t c2p_stride, const float* p2c,
-                           int64_t p2c_stride, const int64_t* index, const float* bias);
+                           int64_t p2c_stride, const int64_t* index, int64_t index_offset, const float* bias);
 
 }  // namespace deberta::model
 

@@ -74,7 +74,15 @@ void ExpectMatches(const Operands& o) {
 TEST(CpuAttentionTest, MatchesTheOpByOpAttentionWithBothPositionTerms) {
   if (!CpuSgemmEnabled()) GTEST_SKIP() << "this build has no oneDNN sgemm";
   at::manual_seed(1);
-  ExpectMatches(MakeOperands(Config(0), {37, 20, 1}, 3, 16, true, true));
+  // Longer than the span (32): clamped rows, the index is read.
+  Operands clamped = MakeOperands(Config(0), {37, 20, 1}, 3, 16, true, true);
+  EXPECT_EQ(clamped.ctx.c2p_index_offset, -1);
+  ExpectMatches(clamped);
+  // Within it: i - j + offset, read as contiguous slices (lengths off the
+  // 16-wide tiles).
+  Operands affine = MakeOperands(Config(0), {29, 20, 1}, 3, 16, true, true);
+  EXPECT_GE(affine.ctx.c2p_index_offset, 0);
+  ExpectMatches(affine);
 }
 
 TEST(CpuAttentionTest, MatchesWithLogBucketsAndOneTermOrNone) {
@@ -82,6 +90,8 @@ TEST(CpuAttentionTest, MatchesWithLogBucketsAndOneTermOrNone) {
   at::manual_seed(2);
   ExpectMatches(MakeOperands(Config(8), {50, 9}, 2, 8, true, false));
   ExpectMatches(MakeOperands(Config(8), {50, 9}, 2, 8, false, true));
+  ExpectMatches(MakeOperands(Config(0), {17}, 2, 8, true, false));  // Affine, one term.
+  ExpectMatches(MakeOperands(Config(0), {17}, 2, 8, false, true));
   ExpectMatches(MakeOperands(Config(0), {5}, 4, 4, false, false));
 }
 
