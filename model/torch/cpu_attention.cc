@@ -17,6 +17,7 @@
 namespace deberta::model {
 namespace {
 
+#ifdef DEBERTA_WITH_ONEDNN_SGEMM
 bool OnCpuIn(const at::Tensor& t, at::ScalarType dtype) {
   return t.defined() && t.device().is_cpu() && t.scalar_type() == dtype;
 }
@@ -31,7 +32,6 @@ const float* TermRows(const at::Tensor& term, int64_t h, int64_t length, int64_t
   return term.defined() ? term.data_ptr<float>() + h * length * rows : nullptr;
 }
 
-#ifdef DEBERTA_WITH_ONEDNN_SGEMM
 using dnnl::memory;
 
 memory::desc Desc(const at::Tensor& t) {
@@ -95,6 +95,11 @@ bool CpuAttentionApplies(const CpuAttentionInputs& in, const AttentionContext& c
 #endif
 }
 
+#ifndef DEBERTA_WITH_ONEDNN_SGEMM
+at::Tensor CpuAttention(const CpuAttentionInputs&, const AttentionContext&) {
+  TORCH_CHECK(false, "this build has no oneDNN");
+}
+#else
 at::Tensor CpuAttention(const CpuAttentionInputs& in, const AttentionContext& ctx) {
   RECORD_FUNCTION("deberta::cpu_attention", std::vector<c10::IValue>());  // Named in profiles.
   const int64_t batch = in.q.size(0), heads = in.q.size(1), length = in.q.size(2), d = in.q.size(3);
@@ -102,7 +107,6 @@ at::Tensor CpuAttention(const CpuAttentionInputs& in, const AttentionContext& ct
   const at::TensorOptions floats = in.q.options().dtype(at::kFloat);
   at::Tensor out = at::empty({batch, length, heads * d}, floats);  // [B, L, n, d] as [B, L, A].
   if (out.numel() == 0) return out;
-#ifdef DEBERTA_WITH_ONEDNN_SGEMM
   // One sequence's matrices, reused from one sequence to the next.
   at::Tensor scores = at::empty({heads, length, length}, floats);
   at::Tensor c2p = in.pos_key.defined() ? at::empty({heads, length, rows}, floats) : at::Tensor();
@@ -129,10 +133,8 @@ at::Tensor CpuAttention(const CpuAttentionInputs& in, const AttentionContext& ct
   } catch (const dnnl::error& e) {
     TORCH_CHECK(false, "oneDNN matmul failed in the attention: ", e.what());
   }
-#else
-  TORCH_CHECK(false, "this build has no oneDNN");
-#endif
   return out;
 }
+#endif  // DEBERTA_WITH_ONEDNN_SGEMM
 
 }  // namespace deberta::model

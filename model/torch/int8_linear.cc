@@ -30,6 +30,11 @@ at::Tensor ChannelScales(const at::Tensor& w) {
   return std::get<0>(w.abs().max(/*dim=*/1)).div(127.0).clamp_min(1e-12);
 }
 
+}  // namespace
+
+#ifdef DEBERTA_WITH_ONEDNN_SGEMM
+namespace {
+
 // Activations: one scale and zero point per call from their range, which
 // always holds 0 (so 0 is exact), on the full 8 bits of uint8 (VNNI has no
 // overflow for reduce_range to avoid); as LibTorch's dynamic quantization.
@@ -73,11 +78,6 @@ at::Tensor QuantizeActivations(const at::Tensor& x, const ActivationParams& para
   });
   return q;
 }
-
-}  // namespace
-
-#ifdef DEBERTA_WITH_ONEDNN_SGEMM
-namespace {
 
 using dnnl::memory;
 
@@ -207,6 +207,7 @@ Int8Linear Int8Linear::Pack(const at::Tensor& weight, const at::Tensor& bias, bo
     return linear;
   }
 #endif
+  (void)gelu;
   packed->gelu = false;  // LibTorch's forward has no activation to add.
   const at::Tensor zero_points = at::zeros({w.size(0)}, at::kLong);
   const at::Tensor quantized =
