@@ -134,7 +134,22 @@ PackedLinear PackedLinear::Pack(const at::Tensor& weight, const at::Tensor& bias
   if (bias.defined()) packed->bias = bias.to(at::kFloat).contiguous().clone();
   PackedLinear linear;
   linear.packed_ = std::move(packed);
+  if (!linear.ProductIsRight(weight, bias)) return PackedLinear();
   return linear;
+}
+
+bool PackedLinear::ProductIsRight(const at::Tensor& weight, const at::Tensor& bias) const {
+  const Packed& p = *packed_;
+  // A few rows of fixed values (no random numbers: the caller's generator
+  // stays as it was), through the packed product and through LibTorch's.
+  const at::Tensor x = at::arange(3 * p.in, at::kFloat).reshape({3, p.in}).mul(0.37).sin();
+  at::Tensor want = at::linear(x.to(p.scalar_type).to(at::kFloat), weight.to(at::kFloat),
+                               bias.defined() ? bias.to(at::kFloat) : at::Tensor());
+  if (p.gelu) want = at::gelu(want);
+  const at::Tensor got = Forward(x, at::kFloat);
+  const double scale = want.abs().max().item<double>() + 1.0;
+  const double tolerance = (p.scalar_type == at::kFloat ? 1e-4 : 2e-2) * scale;
+  return (got - want).abs().max().item<double>() <= tolerance;
 }
 
 at::Tensor PackedLinear::Forward(const at::Tensor& x, at::ScalarType out_dtype) const {

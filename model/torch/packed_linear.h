@@ -31,7 +31,10 @@ class PackedLinear {
   // float32 or bfloat16: the product then runs in the weight's dtype, with
   // the bias added in float32. An undefined PackedLinear where packing is
   // off, the tensors are not on the CPU or not of those dtypes, or oneDNN
-  // offers no blocked kernel for them (e.g. bfloat16 without avx512_bf16).
+  // offers no blocked kernel for them (e.g. bfloat16 without avx512_bf16),
+  // or the packed product disagrees with LibTorch's on a few fixed rows
+  // (checked at every Pack: oneDNN 3.7 gets float32 products whose output
+  // count is not a multiple of its block wrong, 2.6 does not).
   // With `gelu`, the product applies GELU (erf form) after the bias, in
   // float32 before any conversion to the output dtype: one pass less.
   static PackedLinear Pack(const at::Tensor& weight, const at::Tensor& bias, bool gelu = false);
@@ -44,6 +47,9 @@ class PackedLinear {
   at::Tensor Forward(const at::Tensor& x, at::ScalarType out_dtype) const;
 
  private:
+  // Pack's check of the packed product against at::linear.
+  bool ProductIsRight(const at::Tensor& weight, const at::Tensor& bias) const;
+
   // The packed weights and oneDNN's descriptor of them, behind a type of
   // the .cc file: oneDNN's headers stay out of every includer.
   struct Packed;

@@ -289,7 +289,9 @@ TEST_P(GoldenTest, LinearLayersKeepOneCopyInTheComputeDType) {
         continue;
       }
       ++kept;
-      EXPECT_FALSE(packs) << item.key() << " kept unpacked";
+      // Pack's own check may refuse a narrow layer (oneDNN 3.7, float32:
+      // outputs not a multiple of 64); a wide one always packs.
+      EXPECT_FALSE(packs && dense->weight.size(0) % 64 == 0) << item.key() << " kept unpacked";
       EXPECT_EQ(dense->weight.scalar_type(), want) << item.key();
       if (dense->bias.defined()) {
         EXPECT_EQ(dense->bias.scalar_type(), want) << item.key();
@@ -298,7 +300,7 @@ TEST_P(GoldenTest, LinearLayersKeepOneCopyInTheComputeDType) {
     // Per layer: output, FFN up and down stay (packed or not); q/k/v (or
     // in_proj) and the position projections go.
     EXPECT_GE(kept + packed, 3 * loaded.config.num_hidden_layers);
-    if (packs) {
+    if (packs && loaded.config.hidden_size % 64 == 0) {
       EXPECT_GE(packed, 3 * loaded.config.num_hidden_layers);
     }
     EXPECT_GE(released, loaded.config.num_hidden_layers);
