@@ -131,7 +131,7 @@ at::Tensor DisentangledSelfAttentionImpl::Project(const at::Tensor& x, int64_t f
   const at::ScalarType dtype = compute_dtype_;
   if (qkv_int8_.defined()) {
     const Int8Linear& linear = all ? qkv_int8_ : queries ? q_int8_ : kv_int8_;
-    return linear.forward(x).to(dtype);
+    return linear.forward(x, dtype);
   }
   if (qkv_packed_.defined()) {
     const PackedLinear& linear = all ? qkv_packed_ : queries ? q_packed_ : kv_packed_;

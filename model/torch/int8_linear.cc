@@ -89,9 +89,10 @@ using dnnl::memory;
 // source's scale and the bias as post-ops on per-call tensors. With
 // `gelu`, GELU (erf form) last.
 dnnl::matmul::primitive_desc Int8MatmulDesc(int64_t rows, int64_t in, int64_t out, const memory::desc& weights,
-                                            bool with_bias, const std::vector<float>& weight_scales, bool gelu) {
+                                            bool with_bias, const std::vector<float>& weight_scales, bool gelu,
+                                            memory::data_type out_type = memory::data_type::f32) {
   const memory::desc src({rows, in}, memory::data_type::u8, memory::format_tag::ab);
-  const memory::desc dst({rows, out}, memory::data_type::f32, memory::format_tag::ab);
+  const memory::desc dst({rows, out}, out_type, memory::format_tag::ab);
   dnnl::primitive_attr attr;
   attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
 #if DNNL_VERSION_MAJOR >= 3
@@ -225,10 +226,12 @@ Int8Linear Int8Linear::Pack(const at::Tensor& weight, const at::Tensor& bias, bo
   return linear;
 }
 
-at::Tensor Int8Linear::forward(const at::Tensor& x) const {
+at::Tensor Int8Linear::forward(const at::Tensor& x, at::ScalarType out_dtype) const {
   const Packed& p = *packed_;
+  TORCH_CHECK(out_dtype == at::kFloat || out_dtype == at::kBFloat16, "Int8Linear: output dtype ",
+              c10::toString(out_dtype));
   const at::Tensor input = x.to(at::kFloat).contiguous();
-  if (p.params) return p.params->apply_dynamic(input, /*reduce_range=*/false);
+  if (p.params) return p.params->apply_dynamic(input, /*reduce_range=*/false).to(out_dtype);
 #ifdef DEBERTA_WITH_ONEDNN_SGEMM
   RECORD_FUNCTION("deberta::int8_linear", std::vector<c10::IValue>());  // Named in profiles.
   TORCH_CHECK(x.size(-1) == p.in, "Int8Linear: input width ", x.size(-1), ", layer takes ", p.in);
@@ -236,12 +239,13 @@ at::Tensor Int8Linear::forward(const at::Tensor& x) const {
   const int64_t rows = src.size(0);
   std::vector<int64_t> out_sizes(x.sizes().begin(), x.sizes().end());
   out_sizes.back() = p.out;
-  at::Tensor dst = at::empty({rows, p.out}, src.options());
+  at::Tensor dst = at::empty({rows, p.out}, src.options().dtype(out_dtype));
   if (rows == 0) return dst.view(out_sizes);
   ActivationParams params = ChooseActivationParams(src);
   const at::Tensor quantized = QuantizeActivations(src, params);
   try {
-    const auto pd = Int8MatmulDesc(rows, p.in, p.out, p.weights_desc, p.bias.defined(), p.scales, p.gelu);
+    const auto pd = Int8MatmulDesc(rows, p.in, p.out, p.weights_desc, p.bias.defined(), p.scales, p.gelu,
+                                   out_dtype == at::kBFloat16 ? memory::data_type::bf16 : memory::data_type::f32);
     const dnnl::matmul matmul(pd);  // Made once per shape: oneDNN caches primitives.
     const at::Tensor scratch = at::empty({static_cast<int64_t>(pd.scratchpad_desc().get_size())}, at::kByte);
     const dnnl::engine& engine = OnednnCpuEngine();

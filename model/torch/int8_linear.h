@@ -39,8 +39,9 @@ class Int8Linear {
   bool defined() const { return packed_ != nullptr; }
   // Whether forward applies GELU (asked for, and the oneDNN path taken).
   bool applies_gelu() const;
-  // x (float32, [..., in]) -> float32 [..., out].
-  at::Tensor forward(const at::Tensor& x) const;
+  // x (float32, [..., in]) -> [..., out] in `out_dtype` (float32 or
+  // bfloat16: written so by the product itself on the oneDNN path).
+  at::Tensor forward(const at::Tensor& x, at::ScalarType out_dtype = at::kFloat) const;
 
  private:
   // LibTorch's packed weights, behind a type of the .cc file: their header

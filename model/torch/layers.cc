@@ -61,7 +61,8 @@ at::Tensor DenseImpl::ActivatedInComputeDType(const at::Tensor& x, Activation ac
 }
 
 at::Tensor DenseImpl::ProductInComputeDType(const at::Tensor& x) const {
-  if (int8_.defined()) return int8_.forward(x).to(compute_dtype_);
+  // int8 layers feed int8 layers or float32 residuals, which take float32.
+  if (int8_.defined()) return int8_.forward(x);
   if (packed_.defined()) return packed_.Forward(x, compute_dtype_);
   if (compute_weight_.defined()) return LinearInDType(x, compute_weight_, compute_bias_);
   return LinearInDType(x, weight, bias);

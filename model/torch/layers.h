@@ -37,7 +37,8 @@ class DenseImpl : public torch::nn::Module {
   DenseImpl(int64_t in_features, int64_t out_features, bool with_bias);
   // Result in float32, whatever the dtype of x.
   at::Tensor forward(const at::Tensor& x) const;
-  // Result in the compute dtype, for feeding another matrix product.
+  // Result in the compute dtype, for feeding another matrix product
+  // (float32 from an int8 layer: what it feeds quantizes float32).
   at::Tensor ForwardInComputeDType(const at::Tensor& x) const;
   // Activate(activation, ForwardInComputeDType(x)), in one pass where the
   // layer was packed or quantized with that activation fused (GELU).
