@@ -174,13 +174,7 @@ bool Int8Linear::PackForOnednn(const at::Tensor& w, const at::Tensor& scales, co
                                      packed->scales, packed->gelu))) {
       return false;
     }
-    memory source({{packed->in, packed->out}, memory::data_type::s8, memory::format_tag::ba}, OnednnCpuEngine(),
-                  quantized.data_ptr());
-    packed->weights = at::empty({static_cast<int64_t>(packed->weights_desc.get_size())}, at::kByte);
-    memory target(packed->weights_desc, OnednnCpuEngine(), packed->weights.data_ptr());
-    dnnl::stream stream(OnednnCpuEngine());
-    dnnl::reorder(source, target).execute(stream, source, target);
-    stream.wait();
+    packed->weights = ReorderWeights(quantized, memory::data_type::s8, packed->weights_desc);
   } catch (const dnnl::error&) {
     return false;
   }

@@ -16,22 +16,17 @@ namespace deberta::model {
 namespace {
 
 #ifdef DEBERTA_WITH_ONEDNN_SGEMM
-std::atomic<bool> g_enabled{true};
+constexpr bool kBuiltWithOnednn = true;
 #else
-std::atomic<bool> g_enabled{false};
+constexpr bool kBuiltWithOnednn = false;
 #endif
+std::atomic<bool> g_packing{kBuiltWithOnednn};
 
 }  // namespace
 
-bool PackedLinear::Enabled() { return g_enabled.load(std::memory_order_relaxed); }
+bool PackedLinear::Enabled() { return g_packing.load(std::memory_order_relaxed); }
 
-void PackedLinear::SetEnabled(bool enabled) {
-#ifdef DEBERTA_WITH_ONEDNN_SGEMM
-  g_enabled.store(enabled, std::memory_order_relaxed);
-#else
-  (void)enabled;
-#endif
-}
+void PackedLinear::SetEnabled(bool enabled) { g_packing.store(enabled && kBuiltWithOnednn, std::memory_order_relaxed); }
 
 #ifdef DEBERTA_WITH_ONEDNN_SGEMM
 namespace {
@@ -117,15 +112,7 @@ PackedLinear PackedLinear::Pack(const at::Tensor& weight, const at::Tensor& bias
                                     bias.defined(), memory::data_type::f32, gelu))) {
       return PackedLinear();
     }
-    // weight [out, in] row-major is the [in, out] matrix in layout "ba".
-    const at::Tensor plain = weight.contiguous();
-    memory source({{packed->in, packed->out}, packed->dtype, memory::format_tag::ba}, OnednnCpuEngine(),
-                  plain.data_ptr());
-    packed->weights = at::empty({static_cast<int64_t>(packed->weights_desc.get_size())}, at::kByte);
-    memory target(packed->weights_desc, OnednnCpuEngine(), packed->weights.data_ptr());
-    dnnl::stream stream(OnednnCpuEngine());
-    dnnl::reorder(source, target).execute(stream, source, target);
-    stream.wait();
+    packed->weights = ReorderWeights(weight.contiguous(), packed->dtype, packed->weights_desc);
   } catch (const dnnl::error&) {
     return PackedLinear();  // No blocked kernel for these operands: the caller's path stays.
   }
