@@ -67,7 +67,6 @@ void DisentangledSelfAttentionImpl::Prepare(const at::Tensor& rel_table,
     weight = at::cat({query_proj->weight, key_proj->weight, value_proj->weight});
     bias = at::cat({query_proj->bias, key_proj->bias, value_proj->bias});
   }
-  cpu_attention_ = weight.device().is_cpu() && CpuSgemmEnabled();
   if (config_.relative_attention) {
     at::Tensor kr, qr;
     if (config_.layout == CheckpointLayout::kV1) {
@@ -128,17 +127,16 @@ void DisentangledSelfAttentionImpl::PackForCpu(bool split) {
 at::Tensor DisentangledSelfAttentionImpl::Project(const at::Tensor& x, int64_t first, int64_t count) const {
   const int64_t a = config_.AllHeadSize();
   const bool all = first == 0 && count == 3 * a, queries = first == 0 && count == a;
-  const at::ScalarType dtype = compute_dtype_;
   if (qkv_int8_.defined()) {
     const Int8Linear& linear = all ? qkv_int8_ : queries ? q_int8_ : kv_int8_;
-    return linear.forward(x, dtype);
+    return linear.forward(x, compute_dtype_);
   }
   if (qkv_packed_.defined()) {
     const PackedLinear& linear = all ? qkv_packed_ : queries ? q_packed_ : kv_packed_;
-    if (linear.defined()) return linear.Forward(x, dtype);
-    return qkv_packed_.Forward(x, dtype).narrow(-1, first, count);  // Not packed apart.
+    if (linear.defined()) return linear.Forward(x, compute_dtype_);
+    return qkv_packed_.Forward(x, compute_dtype_).narrow(-1, first, count);  // Not packed apart.
   }
-  return LinearInDType(x, qkv_weight_.narrow(0, first, count), qkv_bias_.narrow(0, first, count)).to(dtype);
+  return LinearInDType(x, qkv_weight_.narrow(0, first, count), qkv_bias_.narrow(0, first, count));
 }
 
 at::Tensor DisentangledSelfAttentionImpl::forward(const at::Tensor& query_states,
@@ -159,7 +157,8 @@ at::Tensor DisentangledSelfAttentionImpl::forward(const at::Tensor& query_states
     k = kv[0];
     v = kv[1];
   }
-  if (cpu_attention_) {
+  // On the CPU with oneDNN (CpuSgemmEnabled: off only to benchmark the op-by-op path).
+  if (q.device().is_cpu() && CpuSgemmEnabled()) {
     CpuAttentionInputs in{q, k, v, at::Tensor(), at::Tensor()};
     if (config_.relative_attention && config_.c2p) in.pos_key = pos_key_.narrow(1, ctx.first_row, ctx.num_rows);
     if (config_.relative_attention && config_.p2c) in.pos_query = pos_query_.narrow(1, ctx.first_row, ctx.num_rows);

@@ -61,9 +61,6 @@ class DisentangledSelfAttentionImpl : public torch::nn::Module {
   Int8Linear qkv_int8_, q_int8_, kv_int8_;
   PackedLinear qkv_packed_, q_packed_, kv_packed_;  // Likewise, packed (q and kv only with split).
   at::ScalarType compute_dtype_ = at::kFloat;
-  // On the CPU with oneDNN: the attention after the projections runs in
-  // CpuAttention.
-  bool cpu_attention_ = false;
   at::Tensor pos_key_;                // [n, 2S, d] Kr for c2p, compute dtype.
   at::Tensor pos_query_;              // [n, 2S, d] Qr for p2c, pre-scaled, compute dtype.
 
