@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "model/torch/relative_score_terms.h"
+#include "model/torch/row_softmax.h"
 
 #ifdef DEBERTA_WITH_ONEDNN_SGEMM
 #include "model/torch/onednn_engine.h"
@@ -109,6 +110,8 @@ at::Tensor CpuAttention(const CpuAttentionInputs& in, const AttentionContext& ct
   if (out.numel() == 0) return out;
   // One sequence's matrices, reused from one sequence to the next.
   at::Tensor scores = at::empty({heads, length, length}, floats);
+  // The softmax's output: the scores themselves in float32.
+  const at::Tensor probs = in.v.scalar_type() == at::kFloat ? scores : at::empty_like(scores, in.v.options());
   at::Tensor c2p = in.pos_key.defined() ? at::empty({heads, length, rows}, floats) : at::Tensor();
   at::Tensor p2c = in.pos_query.defined() ? at::empty({heads, length, rows}, floats) : at::Tensor();
   const int64_t* index = rows > 0 ? ctx.c2p_index.data_ptr<int64_t>() : nullptr;
@@ -119,14 +122,21 @@ at::Tensor CpuAttention(const CpuAttentionInputs& in, const AttentionContext& ct
       if (c2p.defined()) Matmul(q, in.pos_key.transpose(1, 2), c2p);
       if (p2c.defined()) Matmul(k, in.pos_query.transpose(1, 2), p2c);
       const float* key_bias = ctx.key_bias[b].data_ptr<float>();
+      // Per head, while its matrix is in cache: the position terms and the
+      // key mask, then the softmax, written in the value product's dtype.
       at::parallel_for(0, heads, 1, [&](int64_t begin, int64_t end) {
         for (int64_t h = begin; h < end; ++h) {
-          AddRelativeScoreTerms(scores.data_ptr<float>() + h * length * length, length,
-                                TermRows(c2p, h, length, rows), rows, TermRows(p2c, h, length, rows), rows, index,
-                                rows > 0 ? ctx.c2p_index_offset : -1, key_bias);
+          float* s = scores.data_ptr<float>() + h * length * length;
+          AddRelativeScoreTerms(s, length, TermRows(c2p, h, length, rows), rows, TermRows(p2c, h, length, rows),
+                                rows, index, rows > 0 ? ctx.c2p_index_offset : -1, key_bias);
+          if (probs.scalar_type() == at::kBFloat16) {
+            SoftmaxRowsToBFloat16(s, length, length,
+                                  reinterpret_cast<uint16_t*>(probs.data_ptr<at::BFloat16>()) + h * length * length);
+          } else {
+            SoftmaxRowsInPlace(s, length, length);
+          }
         }
       });
-      const at::Tensor probs = at::softmax(scores, -1).to(in.v.scalar_type());
       // Into this sequence's rows of the context: [L, n, d] seen as [n, L, d].
       Matmul(probs, in.v[b], out[b].view({length, heads, d}).transpose(0, 1));
     }
