@@ -6,6 +6,7 @@
 #include <ATen/record_function.h>
 #include <c10/util/Exception.h>
 
+#include <optional>
 #include <vector>
 
 #include "model/torch/relative_score_terms.h"
@@ -42,26 +43,42 @@ memory::desc Desc(const at::Tensor& t) {
 }
 
 // dst = a b over the last two dimensions, batched over the first (the
-// heads), each operand a strided view; all intra-op threads.
-void Matmul(const at::Tensor& a, const at::Tensor& b, const at::Tensor& dst) {
-  const memory::desc a_md = Desc(a), b_md = Desc(b), dst_md = Desc(dst);
-  dnnl::primitive_attr attr;
-  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);  // Ours per call: concurrent callers never share one.
-  const dnnl::engine& engine = OnednnCpuEngine();
+// heads), each operand a strided view; all intra-op threads. Made once for
+// operands of one shape and strides (every sequence's of a batch) and run
+// on each: a primitive descriptor costs tens of microseconds.
+class HeadMatmul {
+ public:
+  HeadMatmul(const at::Tensor& a, const at::Tensor& b, const at::Tensor& dst)
+      : a_md_(Desc(a)), b_md_(Desc(b)), dst_md_(Desc(dst)) {
+    dnnl::primitive_attr attr;
+    attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);  // Ours: concurrent callers never share one.
 #if DNNL_VERSION_MAJOR >= 3
-  const dnnl::matmul::primitive_desc pd(engine, a_md, b_md, dst_md, attr);
+    const dnnl::matmul::primitive_desc pd(OnednnCpuEngine(), a_md_, b_md_, dst_md_, attr);
 #else
-  const dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(a_md, b_md, dst_md), attr, engine);
+    const dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(a_md_, b_md_, dst_md_), attr, OnednnCpuEngine());
 #endif
-  const dnnl::matmul matmul(pd);  // oneDNN caches primitives by shape.
-  const at::Tensor scratch = at::empty({static_cast<int64_t>(pd.scratchpad_desc().get_size())}, at::kByte);
-  dnnl::stream stream(engine);
-  matmul.execute(stream, {{DNNL_ARG_SRC, memory(a_md, engine, a.data_ptr())},
-                          {DNNL_ARG_WEIGHTS, memory(b_md, engine, b.data_ptr())},
-                          {DNNL_ARG_DST, memory(dst_md, engine, dst.data_ptr())},
-                          {DNNL_ARG_SCRATCHPAD, memory(pd.scratchpad_desc(), engine, scratch.data_ptr())}});
-  stream.wait();
-}
+    matmul_ = dnnl::matmul(pd);  // oneDNN caches primitives by shape.
+    scratch_md_ = pd.scratchpad_desc();
+    scratch_ = at::empty({static_cast<int64_t>(scratch_md_.get_size())}, at::kByte);
+  }
+
+  // REQUIRES: operands of the constructor's shapes and strides.
+  void Run(const at::Tensor& a, const at::Tensor& b, const at::Tensor& dst) const {
+    const dnnl::engine& engine = OnednnCpuEngine();
+    dnnl::stream stream(engine);
+    matmul_.execute(stream, {{DNNL_ARG_SRC, memory(a_md_, engine, a.data_ptr())},
+                             {DNNL_ARG_WEIGHTS, memory(b_md_, engine, b.data_ptr())},
+                             {DNNL_ARG_DST, memory(dst_md_, engine, dst.data_ptr())},
+                             {DNNL_ARG_SCRATCHPAD, memory(scratch_md_, engine, scratch_.data_ptr())}});
+    stream.wait();
+  }
+
+ private:
+  memory::desc a_md_, b_md_, dst_md_, scratch_md_;
+  dnnl::matmul matmul_;
+  at::Tensor scratch_;
+};
+
 #endif
 
 }  // namespace
@@ -116,11 +133,19 @@ at::Tensor CpuAttention(const CpuAttentionInputs& in, const AttentionContext& ct
   at::Tensor p2c = in.pos_query.defined() ? at::empty({heads, length, rows}, floats) : at::Tensor();
   const int64_t* index = rows > 0 ? ctx.c2p_index.data_ptr<int64_t>() : nullptr;
   try {
+    const HeadMatmul content(in.q[0], in.k[0].transpose(1, 2), scores);
+    const int64_t offset = rows > 0 ? ctx.c2p_index_offset : -1;
+    const at::Tensor pos_key_t = c2p.defined() ? in.pos_key.transpose(1, 2) : at::Tensor();
+    const at::Tensor pos_query_t = p2c.defined() ? in.pos_query.transpose(1, 2) : at::Tensor();
+    std::optional<HeadMatmul> c2p_product, p2c_product;
+    if (c2p.defined()) c2p_product.emplace(in.q[0], pos_key_t, c2p);
+    if (p2c.defined()) p2c_product.emplace(in.k[0], pos_query_t, p2c);
+    const HeadMatmul values(probs, in.v[0], out[0].view({length, heads, d}).transpose(0, 1));
     for (int64_t b = 0; b < batch; ++b) {
       const at::Tensor q = in.q[b], k = in.k[b];  // [n, L, d]
-      Matmul(q, k.transpose(1, 2), scores);
-      if (c2p.defined()) Matmul(q, in.pos_key.transpose(1, 2), c2p);
-      if (p2c.defined()) Matmul(k, in.pos_query.transpose(1, 2), p2c);
+      content.Run(q, k.transpose(1, 2), scores);
+      if (c2p_product.has_value()) c2p_product->Run(q, pos_key_t, c2p);
+      if (p2c_product.has_value()) p2c_product->Run(k, pos_query_t, p2c);
       const float* key_bias = ctx.key_bias[b].data_ptr<float>();
       // Per head, while its matrix is in cache: the position terms and the
       // key mask, then the softmax, written in the value product's dtype.
@@ -128,7 +153,7 @@ at::Tensor CpuAttention(const CpuAttentionInputs& in, const AttentionContext& ct
         for (int64_t h = begin; h < end; ++h) {
           float* s = scores.data_ptr<float>() + h * length * length;
           AddRelativeScoreTerms(s, length, TermRows(c2p, h, length, rows), rows, TermRows(p2c, h, length, rows),
-                                rows, index, rows > 0 ? ctx.c2p_index_offset : -1, key_bias);
+                                rows, index, offset, key_bias);
           if (probs.scalar_type() == at::kBFloat16) {
             SoftmaxRowsToBFloat16(s, length, length,
                                   reinterpret_cast<uint16_t*>(probs.data_ptr<at::BFloat16>()) + h * length * length);
@@ -138,7 +163,7 @@ at::Tensor CpuAttention(const CpuAttentionInputs& in, const AttentionContext& ct
         }
       });
       // Into this sequence's rows of the context: [L, n, d] seen as [n, L, d].
-      Matmul(probs, in.v[b], out[b].view({length, heads, d}).transpose(0, 1));
+      values.Run(probs, in.v[b], out[b].view({length, heads, d}).transpose(0, 1));
     }
   } catch (const dnnl::error& e) {
     TORCH_CHECK(false, "oneDNN matmul failed in the attention: ", e.what());

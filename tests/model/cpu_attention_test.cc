@@ -57,10 +57,10 @@ at::Tensor Reference(const Operands& o) {
   return at::matmul(at::softmax(scores, -1), o.in.v).permute({0, 2, 1, 3}).reshape({batch, length, -1});
 }
 
-DebertaConfig Config(int64_t position_buckets) {
+DebertaConfig Config(int64_t position_buckets, int64_t max_relative_positions = 32) {
   DebertaConfig config;
   config.relative_attention = true;
-  config.max_relative_positions = 32;
+  config.max_relative_positions = max_relative_positions;
   config.position_buckets = position_buckets;
   return config;
 }
@@ -84,6 +84,20 @@ TEST(CpuAttentionTest, MatchesTheOpByOpAttentionWithBothPositionTerms) {
   Operands affine = MakeOperands(Config(0), {29, 20, 1}, 3, 16, true, true);
   EXPECT_GE(affine.ctx.c2p_index_offset, 0);
   ExpectMatches(affine);
+}
+
+TEST(CpuAttentionTest, MatchesOnLongerAffineSequences) {
+  if (!CpuSgemmEnabled()) GTEST_SKIP() << "this build has no oneDNN sgemm";
+  at::manual_seed(5);
+  // Affine, the 8 x 8 blocks whole (64) and not (77), several sequences
+  // through the products made once for the batch.
+  for (int64_t length : {77, 64}) {
+    Operands o = MakeOperands(Config(0, 128), {length, 40, 1}, 2, 16, true, true);
+    ASSERT_GE(o.ctx.c2p_index_offset, 0);
+    ExpectMatches(o);
+  }
+  ExpectMatches(MakeOperands(Config(0, 128), {70}, 2, 8, false, true));
+  ExpectMatches(MakeOperands(Config(0, 128), {70}, 2, 8, true, false));
 }
 
 TEST(CpuAttentionTest, MatchesWithLogBucketsAndOneTermOrNone) {
