@@ -51,6 +51,14 @@ void SetAttentionMask(AttentionContext* ctx, const at::Tensor& mask) {
   ctx->key_bias = ((1.0 - mask) * -1e30).view({batch, 1, 1, length});
 }
 
+AttentionContext FirstQueryContext(const AttentionContext& ctx) {
+  AttentionContext first = ctx;
+  if (ctx.c2p_index.defined()) first.c2p_index = ctx.c2p_index.narrow(0, 0, 1);
+  if (ctx.p2c_index.defined()) first.p2c_index = ctx.p2c_index.narrow(1, 0, 1).contiguous();
+  first.c2p_index_offset = -1;  // Queries and keys differ in length: CpuAttention does not apply.
+  return first;
+}
+
 void DropUnwantedRows(AttentionContext* ctx, const std::vector<at::Tensor*>& per_row) {
   if (ctx->rows_wanted == nullptr) return;
   const std::vector<bool> wanted = (*ctx->rows_wanted)();

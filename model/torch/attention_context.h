@@ -54,6 +54,11 @@ AttentionContext MakeRelativeContext(const DebertaConfig& config, int64_t length
 // 0..B-1 (device work only, so it can be captured in a device graph).
 void SetAttentionMask(AttentionContext* ctx, const at::Tensor& mask);
 
+// The context for queries at position 0 alone against keys at every
+// position (the last layer under LastLayerPositions::kFirstOnly):
+// c2p_index [1, L], p2c_index [L, 1], no affine offset; the rest as ctx.
+AttentionContext FirstQueryContext(const AttentionContext& ctx);
+
 // Asks ctx->rows_wanted (if set) and removes the rows no longer wanted from
 // the context and from each of `per_row` (tensors whose first dimension is
 // the context's rows), so that later layers compute only wanted rows.

@@ -55,16 +55,16 @@ bool DebertaNetworkImpl::CanRunEmd() const {
 }
 
 std::vector<at::Tensor> DebertaNetworkImpl::RunEncoder(const NetworkInputs& inputs, AttentionContext& ctx,
-                                                       bool keep_all) const {
+                                                       bool keep_all, LastLayerPositions last) const {
   at::Tensor x0 = deberta->embeddings->forward(inputs.input_ids, inputs.token_type_ids, inputs.mask);
-  return deberta->encoder->forward(x0, ctx, keep_all);
+  return deberta->encoder->forward(x0, ctx, keep_all, last == LastLayerPositions::kFirstOnly);
 }
 
-EncodedBatch DebertaNetworkImpl::Encode(const NetworkInputs& inputs) const {
+EncodedBatch DebertaNetworkImpl::Encode(const NetworkInputs& inputs, LastLayerPositions last) const {
   EncodedBatch encoded;
   encoded.ctx = MakeAttentionContext(config_, inputs.mask);
   encoded.ctx.rows_wanted = inputs.rows_wanted;
-  encoded.states = RunEncoder(inputs, encoded.ctx, /*keep_all=*/false);
+  encoded.states = RunEncoder(inputs, encoded.ctx, /*keep_all=*/false, last);
   return encoded;
 }
 
@@ -83,7 +83,7 @@ at::Tensor DebertaNetworkImpl::ClassifierLogits(const EncodedBatch& encoded) con
 }
 
 at::Tensor DebertaNetworkImpl::ClassifierLogits(const NetworkInputs& inputs, std::vector<int64_t>* rows) const {
-  EncodedBatch encoded = Encode(inputs);
+  EncodedBatch encoded = Encode(inputs, LastLayerPositions::kFirstOnly);
   *rows = encoded.ctx.rows;
   return ClassifierLogits(encoded);
 }

@@ -43,9 +43,14 @@ struct NetworkInputs {
   const std::function<std::vector<bool>()>* rows_wanted = nullptr;
 };
 
+// Which positions the encoder's last layer computes: all of them, or the
+// first alone ([CLS]: all the classifier's pooler reads).
+enum class LastLayerPositions { kAll, kFirstOnly };
+
 // The encoder's output for a batch: what the heads take.
 struct EncodedBatch {
-  // {h_(N-1), h_N}, each [B', L, H]; row i is input row ctx.rows[i].
+  // {h_(N-1), h_N}, each [B', L, H] (h_N [B', 1, H] under
+  // LastLayerPositions::kFirstOnly); row i is input row ctx.rows[i].
   std::vector<at::Tensor> states;
   AttentionContext ctx;
 };
@@ -72,7 +77,7 @@ class DebertaNetworkImpl : public torch::nn::Module {
 
   // Embeddings and encoder, dropping the rows no longer wanted
   // (inputs.rows_wanted) on the way.
-  EncodedBatch Encode(const NetworkInputs& inputs) const;
+  EncodedBatch Encode(const NetworkInputs& inputs, LastLayerPositions last = LastLayerPositions::kAll) const;
   // Embeddings and encoder of every row of a batch, under `relative`
   // (MakeRelativeContext for the batch's length): device work only, no
   // host copies and no row dropping, so a device graph can capture it.
@@ -80,8 +85,9 @@ class DebertaNetworkImpl : public torch::nn::Module {
 
   // [B', num_labels] classifier logits of the rows encoded.ctx.rows.
   at::Tensor ClassifierLogits(const EncodedBatch& encoded) const;
-  // Encode, then the above; `*rows` gets the input rows computed (all B
-  // unless inputs.rows_wanted dropped some on the way).
+  // Encode (the last layer at the first position only), then the above;
+  // `*rows` gets the input rows computed (all B unless inputs.rows_wanted
+  // dropped some on the way).
   at::Tensor ClassifierLogits(const NetworkInputs& inputs, std::vector<int64_t>* rows) const;
 
   // The final hidden states [M', H] at the positions (batch_index[m],
@@ -129,7 +135,8 @@ class DebertaNetworkImpl : public torch::nn::Module {
                                  std::map<std::string, at::Tensor>* trace) const;
   // Embeddings and encoder under `ctx`: every layer's states when
   // `keep_all`, else {h_(N-1), h_N}.
-  std::vector<at::Tensor> RunEncoder(const NetworkInputs& inputs, AttentionContext& ctx, bool keep_all) const;
+  std::vector<at::Tensor> RunEncoder(const NetworkInputs& inputs, AttentionContext& ctx, bool keep_all,
+                                     LastLayerPositions last = LastLayerPositions::kAll) const;
 
   DebertaConfig config_;
   NetworkParts parts_;

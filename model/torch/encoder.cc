@@ -74,8 +74,8 @@ void EncoderImpl::PackLayersForCpu() {
   }
 }
 
-std::vector<at::Tensor> EncoderImpl::forward(const at::Tensor& embeddings, AttentionContext& ctx,
-                                             bool keep_all) const {
+std::vector<at::Tensor> EncoderImpl::forward(const at::Tensor& embeddings, AttentionContext& ctx, bool keep_all,
+                                             bool first_position_only) const {
   std::vector<at::Tensor> states{embeddings};
   at::Tensor x0 = embeddings;  // The ConvLayer's input after layer 0.
   at::Tensor h = embeddings;
@@ -92,7 +92,10 @@ std::vector<at::Tensor> EncoderImpl::forward(const at::Tensor& embeddings, Atten
   };
   for (size_t k = 0; k < layers_.size(); ++k) {
     drop_unwanted({&h});
-    at::Tensor a = layers_[k]->attention->forward(h, h, ctx);
+    // The ConvLayer after layer 0 reads every position of its output.
+    const bool first_only = first_position_only && k + 1 == layers_.size() && !(k == 0 && conv);
+    at::Tensor a = first_only ? layers_[k]->attention->forward(h.narrow(1, 0, 1), h, FirstQueryContext(ctx))
+                              : layers_[k]->attention->forward(h, h, ctx);
     drop_unwanted({&a});
     at::Tensor up = layers_[k]->FeedForwardUp(a);
     drop_unwanted({&up, &a});

@@ -53,8 +53,11 @@ class EncoderImpl : public torch::nn::Module {
   // Before each third of a layer (attention, the feed-forward's up and its
   // down product), rows no longer wanted are dropped (DropUnwantedRows):
   // the states returned and `ctx` then hold only ctx.rows.
-  std::vector<at::Tensor> forward(const at::Tensor& embeddings, AttentionContext& ctx,
-                                  bool keep_all) const;
+  // With `first_position_only`, the last layer computes position 0 alone
+  // (its queries; keys and values from every position), so h_N is [B, 1,
+  // H]: all a classifier reads, for about a sixth of a layer's work.
+  std::vector<at::Tensor> forward(const at::Tensor& embeddings, AttentionContext& ctx, bool keep_all,
+                                  bool first_position_only = false) const;
 
   // Layer k (0-based) with separate query and key/value sources (for EMD).
   at::Tensor RunLayer(int64_t k, const at::Tensor& query_states,

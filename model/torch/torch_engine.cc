@@ -121,7 +121,8 @@ NetworkInputs TorchEngine::PadBatch(const std::vector<const Sequence*>& sequence
   return inputs;
 }
 
-EncodedBatch TorchEngine::EncodeBatch(const std::vector<const Sequence*>& sequences, const RowsWanted& rows_wanted) {
+EncodedBatch TorchEngine::EncodeBatch(const std::vector<const Sequence*>& sequences, const RowsWanted& rows_wanted,
+                                      LastLayerPositions last) {
   const auto rows = static_cast<int64_t>(sequences.size());
   int64_t length = 0;
   for (const Sequence* s : sequences) length = std::max<int64_t>(length, s->token_ids.size());
@@ -131,7 +132,7 @@ EncodedBatch TorchEngine::EncodeBatch(const std::vector<const Sequence*>& sequen
   for (const std::unique_ptr<BucketGraph>& graph : graphs_) {
     if (graph->shape() == shape) return graph->Run(inputs, rows);
   }
-  EncodedBatch encoded = loaded_.network->Encode(inputs);
+  EncodedBatch encoded = loaded_.network->Encode(inputs, last);
   KeepInputRowsBelow(rows, &encoded);
   return encoded;
 }
@@ -200,7 +201,8 @@ absl::StatusOr<std::vector<ClassifyOutput>> TorchEngine::RunClassify(absl::Span<
   for (const Sequence& sequence : batch) sequences.push_back(&sequence);
   if (sequences.empty()) return std::vector<ClassifyOutput>{};
   return RunGuarded([&]() -> absl::StatusOr<std::vector<ClassifyOutput>> {
-    const EncodedBatch encoded = EncodeBatch(sequences, rows_wanted);
+    // The classifier reads the last layer's first position alone.
+    const EncodedBatch encoded = EncodeBatch(sequences, rows_wanted, LastLayerPositions::kFirstOnly);
     const std::vector<int64_t>& rows = encoded.ctx.rows;  // The input rows computed to the end.
     at::Tensor logits = loaded_.network->ClassifierLogits(encoded).to(at::kCPU, at::kFloat).contiguous();
     const std::string& problem = loaded_.info.problem_type;
@@ -240,7 +242,7 @@ absl::StatusOr<std::vector<FillMaskOutput>> TorchEngine::RunFillMask(absl::Span<
   // Rows whose [rows, V] float32 logits fit the chunk budget.
   const int64_t chunk_rows = std::max<int64_t>(1, max_logits_bytes_per_chunk_ / (vocab * 4));
   return RunGuarded([&]() -> absl::StatusOr<std::vector<FillMaskOutput>> {
-    EncodedBatch encoded = EncodeBatch(sequences, rows_wanted);
+    EncodedBatch encoded = EncodeBatch(sequences, rows_wanted, LastLayerPositions::kAll);
     std::vector<int64_t> entries;  // Entries of batch_index/position computed.
     const at::Tensor states =
         loaded_.network->MaskedLmStates(encoded, loaded_.info.emd_enabled, batch_index, position, &entries);
