@@ -116,10 +116,16 @@ Prepared& Network(const std::string& which, at::ScalarType dtype) {
 }
 
 // Linear-layer FLOPs of one forward: per layer QKV (3AH), attention output
-// (AH), FFN (2HI); two per multiply-add.
-double LinearFlops(const DebertaConfig& c, int64_t tokens) {
+// (AH), FFN (2HI); two per multiply-add. Eager classification runs the last
+// layer's keys and values for every token and the rest for the first
+// position of each sequence alone (LastLayerPositions::kFirstOnly); a
+// recorded graph runs every layer whole.
+double LinearFlops(const DebertaConfig& c, int64_t batch, int64_t length, bool graph) {
   const double h = c.hidden_size, a = c.AllHeadSize(), i = c.intermediate_size;
-  return 2.0 * tokens * c.num_hidden_layers * (4 * a * h + 2 * h * i);
+  const double tokens = static_cast<double>(batch * length), layer = 4 * a * h + 2 * h * i;
+  if (graph) return 2.0 * tokens * c.num_hidden_layers * layer;
+  const double last = tokens * 2 * a * h + batch * (layer - 2 * a * h);
+  return 2.0 * (tokens * (c.num_hidden_layers - 1) * layer + last);
 }
 
 void BM_Classify(benchmark::State& state, const std::string& which, at::ScalarType dtype, bool graph) {
@@ -143,7 +149,7 @@ void BM_Classify(benchmark::State& state, const std::string& which, at::ScalarTy
   const double forwards = static_cast<double>(state.iterations());
   state.counters["tokens_per_s"] = benchmark::Counter(tokens * forwards, benchmark::Counter::kIsRate);
   state.counters["linear_gflops"] =
-      benchmark::Counter(LinearFlops(p.config, tokens) * forwards / 1e9, benchmark::Counter::kIsRate);
+      benchmark::Counter(LinearFlops(p.config, batch, length, graph) * forwards / 1e9, benchmark::Counter::kIsRate);
   state.counters["gemm_gflops"] = gemm;
   state.counters["faults_per_forward"] = (MinorFaults() - faults_before) / forwards;
 }
