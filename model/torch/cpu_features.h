@@ -23,6 +23,16 @@ inline std::atomic<bool>& Avx2KernelsAllowed() {
   return allowed;
 }
 
+// Switches the AVX2 kernels off for its lifetime (tests of the portable
+// kernels); not for concurrent use.
+class ScopedPortableKernels {
+ public:
+  ScopedPortableKernels() { Avx2KernelsAllowed().store(false); }
+  ~ScopedPortableKernels() { Avx2KernelsAllowed().store(true); }
+  ScopedPortableKernels(const ScopedPortableKernels&) = delete;
+  ScopedPortableKernels& operator=(const ScopedPortableKernels&) = delete;
+};
+
 inline bool UseAvx2Kernels() {
 #if defined(__x86_64__)
   static const bool has = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");

@@ -6,20 +6,16 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstring>
+
+#include <c10/util/BFloat16.h>
 
 #include "model/torch/cpu_features.h"
 
 namespace deberta::model {
 namespace {
 
-// Round-to-nearest-even float32 -> bfloat16 bits (probabilities: no NaN).
-uint16_t ToBFloat16Bits(float value) {
-  uint32_t bits;
-  std::memcpy(&bits, &value, sizeof(bits));
-  bits += 0x7fffu + ((bits >> 16) & 1u);
-  return static_cast<uint16_t>(bits >> 16);
-}
+// LibTorch's own float32 -> bfloat16 rounding (to nearest even).
+uint16_t ToBFloat16Bits(float value) { return c10::BFloat16(value).x; }
 
 // exp(s - max) in place for each entry, their sum returned.
 float ExpShiftedScalar(float* s, int64_t length, float max) {
@@ -124,10 +120,11 @@ DEBERTA_TARGET_AVX2 void SoftmaxRowAvx2(float* s, int64_t length, uint16_t* out)
 
 void SoftmaxRows(float* s, int64_t rows, int64_t length, uint16_t* out) {
   if (length == 0) return;
+  const bool avx2 = UseAvx2Kernels();
   for (int64_t i = 0; i < rows; ++i) {
     uint16_t* out_i = out != nullptr ? out + i * length : nullptr;
 #if defined(__x86_64__)
-    if (UseAvx2Kernels()) {
+    if (avx2) {
       SoftmaxRowAvx2(s + i * length, length, out_i);
       continue;
     }

@@ -113,11 +113,10 @@ TEST(CpuAttentionTest, MatchesWithLogBucketsAndOneTermOrNone) {
 TEST(CpuAttentionTest, PortableKernelsMatchToo) {
   if (!CpuSgemmEnabled()) GTEST_SKIP() << "this build has no oneDNN sgemm";
   at::manual_seed(4);
-  Avx2KernelsAllowed().store(false);  // The position terms and softmax without intrinsics.
+  ScopedPortableKernels portable;  // The position terms and softmax without intrinsics.
   ExpectMatches(MakeOperands(Config(0), {29, 20, 1}, 3, 16, true, true));
   ExpectMatches(MakeOperands(Config(0), {17}, 2, 8, false, true));
   ExpectMatches(MakeOperands(Config(8), {50, 9}, 2, 8, true, true));
-  Avx2KernelsAllowed().store(true);
 }
 
 TEST(CpuAttentionTest, MatchesInBFloat16WithinItsRounding) {

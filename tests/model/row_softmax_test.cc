@@ -14,13 +14,6 @@
 namespace deberta::model {
 namespace {
 
-// Turns the AVX2 kernels off for one scope.
-class PortableKernels {
- public:
-  PortableKernels() { Avx2KernelsAllowed().store(false); }
-  ~PortableKernels() { Avx2KernelsAllowed().store(true); }
-};
-
 // Scores as attention has them: spread over tens, a few masked keys.
 at::Tensor Scores(int64_t rows, int64_t length) {
   at::Tensor s = at::randn({rows, length}) * 6.0;
@@ -53,7 +46,7 @@ TEST(RowSoftmaxTest, MatchesAtSoftmaxAtEveryLength) {
 
 TEST(RowSoftmaxTest, PortableKernelMatchesToo) {
   at::manual_seed(8);
-  PortableKernels portable;
+  ScopedPortableKernels portable;
   for (int64_t length : {1, 7, 8, 29, 128}) ExpectSoftmax(3, length);
 }
 
