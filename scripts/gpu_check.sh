@@ -22,6 +22,9 @@
 # Writes into OUT_DIR: gpu_check.json (environment, build, every golden
 # record, the verdict), model_bench.json (Google Benchmark's JSON),
 # eager.jsonl (the peer's records), gpu_check.log (everything printed).
+# gpu_check.json and model_bench.json carry bench/provenance.py's fields
+# (commit, date, CPU, threads, LibTorch and oneDNN versions); where the
+# checkout's .git did not travel, set DEBERTA_COMMIT and DEBERTA_DIRTY.
 # Exit status 0 only if the build and every golden check passed.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -175,10 +178,15 @@ else
 fi
 
 # ---- Summary ----
-python3 - "$records" "$out/gpu_check.json" "$failed" "$((SECONDS - started))" "$device" <<'PY'
+threads=$(nproc)
+[[ -f $out/model_bench.json ]] && "${python:-python3}" bench/provenance.py stamp --threads="$threads" "$out/model_bench.json"
+"${python:-python3}" bench/provenance.py json --threads="$threads" >"$work/provenance.json"
+python3 - "$records" "$out/gpu_check.json" "$failed" "$((SECONDS - started))" "$device" "$work/provenance.json" <<'PY'
 import json, sys
 records = [json.loads(line) for line in open(sys.argv[1]) if line.strip()]
-summary = {"device": sys.argv[5], "ok": sys.argv[3] == "0", "seconds": int(sys.argv[4]), "records": records}
+provenance = json.load(open(sys.argv[6]))
+summary = {"device": sys.argv[5], "ok": sys.argv[3] == "0", "seconds": int(sys.argv[4]),
+           "commit": provenance["commit"], "provenance": provenance, "records": records}
 json.dump(summary, open(sys.argv[2], "w"), indent=1)
 golden = [r for r in records if r["kind"] == "golden"]
 print("gpu_check: %d of %d golden runs passed" % (sum(r["ok"] for r in golden), len(golden)))
