@@ -115,7 +115,7 @@ def main():
     parser.add_argument("verb", choices=("json", "stamp"))
     parser.add_argument("files", nargs="*")
     parser.add_argument("--threads", type=int, default=None)
-    args = parser.parse_args()
+    args = parser.parse_intermixed_args()
     fields = provenance(args.threads)
     if args.verb == "json":
         print(json.dumps(fields))

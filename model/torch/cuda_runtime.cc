@@ -9,6 +9,7 @@
 
 #include <torch/version.h>
 
+#include <memory>
 #include <utility>
 
 #include "model/torch/device_runtime.h"
@@ -16,9 +17,21 @@
 namespace deberta::model {
 namespace {
 
+// A memory pool that graphs share. LibTorch counts a pool's graphs and
+// releases it when the last one is destroyed; a capture into a released
+// pool's id fails an internal assertion (seen with LibTorch 2.11 in
+// model_bench, which records and drops a graph per shape). So each graph
+// holds the pool it was captured in, and the runtime asks for a new one
+// once no graph holds the last.
+struct SharedPool {
+  c10::cuda::MempoolId_t id;
+};
+
 class CudaGraph final : public DeviceGraph {
  public:
+  explicit CudaGraph(std::shared_ptr<const SharedPool> pool) : pool(std::move(pool)) {}
   void Replay() override { graph.replay(); }
+  const std::shared_ptr<const SharedPool> pool;  // Outlives `graph` (declared first).
   at::cuda::CUDAGraph graph;
 };
 
@@ -58,17 +71,18 @@ class CudaRuntime final : public DeviceRuntime {
     // outputs only before the next replay (one stream, one thread): a block
     // that graph B kept as an output and graph A uses as scratch is
     // overwritten only while B's outputs are not needed.
-    if (!has_pool_) {
-      pool_ = at::cuda::graph_pool_handle();
-      has_pool_ = true;
+    std::shared_ptr<const SharedPool> pool = pool_.lock();
+    if (pool == nullptr) {
+      pool = std::make_shared<SharedPool>(SharedPool{at::cuda::graph_pool_handle()});
+      pool_ = pool;
     }
-    auto graph = std::make_unique<CudaGraph>();
+    auto graph = std::make_unique<CudaGraph>(pool);
     // Thread-local capture: other replicas' threads may allocate or
     // synchronise while this one captures.
 #if TORCH_VERSION_MAJOR >= 2
-    graph->graph.capture_begin(pool_, cudaStreamCaptureModeThreadLocal);
+    graph->graph.capture_begin(pool->id, cudaStreamCaptureModeThreadLocal);
 #else
-    graph->graph.capture_begin(pool_);
+    graph->graph.capture_begin(pool->id);
 #endif
     try {
       work();
@@ -88,8 +102,7 @@ class CudaRuntime final : public DeviceRuntime {
  private:
   const c10::Device device_;
   const c10::cuda::CUDAStream stream_;
-  bool has_pool_ = false;
-  c10::cuda::MempoolId_t pool_;  // Shared by this engine's graphs.
+  std::weak_ptr<const SharedPool> pool_;  // Shared by this engine's live graphs.
 };
 
 }  // namespace
