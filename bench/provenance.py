@@ -7,8 +7,8 @@
                                               writes FILE.provenance.json
                                               beside a file that is not one
 
-Fields: commit and dirty (git; on a machine without the checkout's .git,
-such as the lent GPU machine, from $DEBERTA_COMMIT and $DEBERTA_DIRTY),
+Fields: commit and dirty ($DEBERTA_COMMIT and $DEBERTA_DIRTY where set, as
+on the lent GPU machine, whose copy of the tree has a stale .git; else git),
 date (UTC), cpu_model, cpu_flags (the SIMD ones that choose kernels, and
 the full list), threads, libtorch and onednn (the installed packages' or
 python3 torch's versions), and the ISA caps in force (ONEDNN_MAX_CPU_ISA,
@@ -36,9 +36,13 @@ def run(*command):
 
 
 def git_state():
+    # The variables first: the lent GPU machine's copy of the tree has a
+    # .git that names the last landed commit, not the one that travelled.
+    if "DEBERTA_COMMIT" in os.environ:
+        return os.environ["DEBERTA_COMMIT"], os.environ.get("DEBERTA_DIRTY", "unknown")
     commit = run("git", "rev-parse", "HEAD")
     if commit is None:
-        return os.environ.get("DEBERTA_COMMIT", "unknown"), os.environ.get("DEBERTA_DIRTY", "unknown")
+        return "unknown", "unknown"
     dirty = run("git", "status", "--porcelain", "--untracked-files=no")
     return commit, bool(dirty)
 
