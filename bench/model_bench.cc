@@ -6,12 +6,14 @@
 // minor page faults per forward (glibc returning freed tensors to the OS
 // shows up here).
 //
-//   build/bench/model_bench --threads=2 [--default_malloc] [--unpacked_linear] [--libtorch_fp32_linear] [--benchmark_filter=...]
+//   build/bench/model_bench --threads=2 [--default_malloc] [--cpu_kernels=auto|portable|unpacked|libtorch] [--benchmark_filter=...]
 //       [--device=cpu|cuda:N] [--dtypes=fp32,bf16,fp16,int8] [--configs=v1,v3]
 //       [--shapes=1x128,8x128,32x64] [--min_time=2] [--graphs=off|on|off,on]
 //
-// --unpacked_linear runs the float32/bfloat16 linear layers on plain
-// weights (oneDNN's sgemm, LibTorch's bf16 linear), as before PackedLinear.
+// --cpu_kernels forces a mode of the CPU backend (model/torch/cpu_backend.h):
+// unpacked runs the float32/bfloat16 linear layers on plain weights
+// (oneDNN's sgemm, LibTorch's bf16 linear), as before PackedLinear;
+// libtorch runs LibTorch's ops only.
 // --graphs=on runs each shape as the engine runs a bucket with
 // --cuda_graphs: the embeddings and encoder recorded once (BucketGraph) and
 // replayed, the classifier head eager after it. Every forward runs on the
@@ -44,9 +46,8 @@
 #include "model/torch/deberta_model.h"
 #include "model/torch/device_runtime.h"
 #include "model/runtime.h"
-#include "model/torch/cpu_sgemm.h"
+#include "model/torch/cpu_backend.h"
 #include "model/torch/int8_linear.h"
-#include "model/torch/packed_linear.h"
 #include "model/torch/layers.h"
 
 namespace deberta::model {
@@ -201,10 +202,8 @@ bool ParseFlags(int argc, char** argv) {
       if (!absl::SimpleAtoi(value, &g_threads) || g_threads < 1) return false;
     } else if (name == "--default_malloc") {
       g_default_malloc = true;
-    } else if (name == "--unpacked_linear") {
-      PackedLinear::SetEnabled(false);  // Linear layers without packed weights, as before PackedLinear.
-    } else if (name == "--libtorch_fp32_linear") {
-      SetCpuSgemmEnabled(false);  // float32 linear layers on at::linear (OpenBLAS), as before oneDNN's sgemm.
+    } else if (name == "--cpu_kernels") {
+      if (!ForceCpuKernelMode(value)) return false;
     } else if (name == "--device") {
       g_device = c10::Device(value);  // Throws for a malformed name.
     } else if (name == "--min_time") {

@@ -7,10 +7,10 @@
 // named; "(not in any operator)" is the forward's time outside them all.
 //
 //   build/bench/op_profile --threads=2 [--config=v1|v3] [--dtype=fp32|bf16|int8]
-//       [--shape=1x128] [--forwards=10] [--unpacked_linear=true] [--libtorch_fp32=true]
+//       [--shape=1x128] [--forwards=10] [--cpu_kernels=auto|portable|unpacked|libtorch]
 //
-// --unpacked_linear: linear layers without PackedLinear (the path before it);
-// --libtorch_fp32: float32 products on LibTorch's own kernels, not oneDNN's sgemm.
+// --cpu_kernels: a mode of the CPU backend (model/torch/cpu_backend.h), e.g.
+// unpacked (linear layers without PackedLinear) or libtorch (LibTorch's ops).
 //
 // The callbacks cost a little per operator; the table's total is the
 // profiled forward's wall time, not a speed figure (model_bench has those).
@@ -32,9 +32,8 @@
 #include "bench/random_network.h"
 #include "model/runtime.h"
 #include "model/torch/deberta_model.h"
-#include "model/torch/cpu_sgemm.h"
+#include "model/torch/cpu_backend.h"
 #include "model/torch/int8_linear.h"
-#include "model/torch/packed_linear.h"
 
 namespace deberta::model {
 namespace {
@@ -102,10 +101,8 @@ bool ParseFlags(int argc, char** argv, Flags& flags) {
           !absl::SimpleAtoi(parts[1], &flags.length) || flags.batch < 1 || flags.length < 1) {
         return false;
       }
-    } else if (name == "--unpacked_linear") {
-      PackedLinear::SetEnabled(value != "true" && value != "1" ? PackedLinear::Enabled() : false);
-    } else if (name == "--libtorch_fp32") {
-      if (value == "true" || value == "1") SetCpuSgemmEnabled(false);
+    } else if (name == "--cpu_kernels") {
+      if (!ForceCpuKernelMode(value)) return false;
     } else if (name == "--forwards") {
       if (!absl::SimpleAtoi(value, &flags.forwards) || flags.forwards < 1) return false;
     } else {

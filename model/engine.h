@@ -36,6 +36,9 @@ struct ModelInfo {
   bool has_classifier = false;
   bool has_mlm_head = false;
   bool emd_enabled = false;  // Fill-mask uses the Enhanced Mask Decoder.
+  // On the CPU: the processor, its usable instruction sets and the
+  // kernels chosen (model/torch/cpu_backend.h); empty on a GPU.
+  std::string cpu_kernels;
 };
 
 // A device allocator's memory, in bytes: what live tensors use, and what

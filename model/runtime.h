@@ -6,7 +6,8 @@
 
 namespace deberta::model {
 
-// Keeps freed tensor memory inside the process (glibc's mallopt: see the
+// Probes the CPU for the kernels to run (model/torch/cpu_backend.h), keeps
+// freed tensor memory inside the process (glibc's mallopt: see the
 // implementation for the page faults it saves), and sets the calling
 // thread's intra-op thread count to ResolveThreadCount(num_threads).
 // A server passes 1: it loads the model on the main thread, and batches run

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Installs the dependencies, builds everything and runs every test: the
-# CTest suites (model, service, e2e, deploy, integration), the GPU machine's
+# CTest suites (model, service, e2e, deploy, integration), the model and
+# golden-server tests again as on an AVX2-only CPU (scripts/avx2_check.sh),
+# the GPU machine's
 # one-call check run on the CPU (scripts/gpu_check.sh), the service tests
 # again under ASan + UBSan (scripts/sanitize.sh) and under ThreadSanitizer
 # (scripts/tsan.sh), the libFuzzer targets for a bounded time each
@@ -26,6 +28,7 @@ stage install bash scripts/install_deps.sh
 stage configure cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release -DDEBERTA_WERROR=ON
 stage build cmake --build "$BUILD_DIR" -j "$(nproc)"
 stage ctest ctest --test-dir "$BUILD_DIR" --output-on-failure -j "$(nproc)"
+stage avx2_check bash scripts/avx2_check.sh "$BUILD_DIR"
 stage gpu_check env GPU_CHECK_BUILD_DIR="$BUILD_DIR-gpu-check" bash scripts/gpu_check.sh "$BUILD_DIR/gpu-check"
 stage sanitize env SANITIZE_BUILD_DIR="$BUILD_DIR-asan" bash scripts/sanitize.sh
 stage tsan env TSAN_BUILD_DIR="$BUILD_DIR-tsan" bash scripts/tsan.sh

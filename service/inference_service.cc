@@ -264,6 +264,7 @@ grpc::ServerUnaryReactor* InferenceServiceImpl::GetModelInfo(grpc::CallbackServe
   response->set_device(info_.device);
   response->set_dtype(info_.dtype);
   response->set_emd_enabled(info_.emd_enabled);
+  response->set_cpu_kernels(info_.cpu_kernels);
   response->set_server_version(options_.server_version);
   response->set_has_classifier(info_.has_classifier);
   response->set_has_fill_mask(info_.has_mlm_head);

@@ -89,6 +89,7 @@ int main(int argc, char** argv) {
     engines.push_back(*std::move(engine));
   }
   const deberta::model::ModelInfo info = engines.front()->info();
+  if (!info.cpu_kernels.empty()) LOG(INFO) << info.cpu_kernels;  // What the CPU backend chose, and why.
   const size_t replica_count = engines.size();
   deberta::service::Server server(*config, std::move(engines), std::make_shared<prometheus::Registry>(),
                                   std::move(tokenizer));

@@ -9,17 +9,18 @@
 #include <optional>
 #include <vector>
 
+#include "model/torch/cpu_backend.h"
 #include "model/torch/relative_score_terms.h"
 #include "model/torch/row_softmax.h"
 
-#ifdef DEBERTA_WITH_ONEDNN_SGEMM
+#ifdef DEBERTA_WITH_ONEDNN
 #include "model/torch/onednn_engine.h"
 #endif
 
 namespace deberta::model {
 namespace {
 
-#ifdef DEBERTA_WITH_ONEDNN_SGEMM
+#ifdef DEBERTA_WITH_ONEDNN
 bool OnCpuIn(const at::Tensor& t, at::ScalarType dtype) {
   return t.defined() && t.device().is_cpu() && t.scalar_type() == dtype;
 }
@@ -84,14 +85,14 @@ class HeadMatmul {
 }  // namespace
 
 bool CpuAttentionApplies(const CpuAttentionInputs& in, const AttentionContext& ctx) {
-#ifndef DEBERTA_WITH_ONEDNN_SGEMM
+#ifndef DEBERTA_WITH_ONEDNN
   (void)in;
   (void)ctx;
   return false;
 #else
   const at::Tensor& q = in.q;
-  if (!q.defined() || q.dim() != 4 || !q.device().is_cpu() ||
-      (q.scalar_type() != at::kFloat && q.scalar_type() != at::kBFloat16) || q.stride(3) != 1) {
+  if (!q.defined() || q.dim() != 4 || !q.device().is_cpu() || !CpuKernels().FusedAttention(q.scalar_type()) ||
+      q.stride(3) != 1) {
     return false;
   }
   if (!HeadRows(in.k, q) || !HeadRows(in.v, q)) return false;  // Same shape: queries and keys of one length.
@@ -113,7 +114,7 @@ bool CpuAttentionApplies(const CpuAttentionInputs& in, const AttentionContext& c
 #endif
 }
 
-#ifndef DEBERTA_WITH_ONEDNN_SGEMM
+#ifndef DEBERTA_WITH_ONEDNN
 at::Tensor CpuAttention(const CpuAttentionInputs&, const AttentionContext&) {
   TORCH_CHECK(false, "this build has no oneDNN");
 }
@@ -170,6 +171,6 @@ at::Tensor CpuAttention(const CpuAttentionInputs& in, const AttentionContext& ct
   }
   return out;
 }
-#endif  // DEBERTA_WITH_ONEDNN_SGEMM
+#endif  // DEBERTA_WITH_ONEDNN
 
 }  // namespace deberta::model

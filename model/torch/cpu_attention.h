@@ -27,8 +27,9 @@ struct CpuAttentionInputs {
   at::Tensor pos_key, pos_query;
 };
 
-// Whether CpuAttention takes these: this build has oneDNN, every operand
-// on the CPU, q/k/v and the tables of one dtype (float32 or bfloat16), the
+// Whether CpuAttention takes these: the CPU backend fuses the attention in
+// q's dtype (oneDNN makes its matmul), every operand on the CPU, q/k/v and
+// the tables of one dtype (float32 or bfloat16), the
 // shapes above with queries and keys of one length.
 bool CpuAttentionApplies(const CpuAttentionInputs& in, const AttentionContext& ctx);
 

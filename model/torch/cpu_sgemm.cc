@@ -9,33 +9,16 @@
 #include <atomic>
 #include <vector>
 
-#ifdef DEBERTA_WITH_ONEDNN_SGEMM
+#include "model/torch/cpu_backend.h"
+
+#ifdef DEBERTA_WITH_ONEDNN
 #include <oneapi/dnnl/dnnl.h>
 #endif
 
 namespace deberta::model {
-namespace {
-
-#ifdef DEBERTA_WITH_ONEDNN_SGEMM
-std::atomic<bool> g_enabled{true};
-#else
-std::atomic<bool> g_enabled{false};
-#endif
-
-}  // namespace
-
-bool CpuSgemmEnabled() { return g_enabled.load(std::memory_order_relaxed); }
-
-void SetCpuSgemmEnabled(bool enabled) {
-#ifdef DEBERTA_WITH_ONEDNN_SGEMM
-  g_enabled.store(enabled, std::memory_order_relaxed);
-#else
-  (void)enabled;
-#endif
-}
 
 bool CpuSgemmApplies(const at::Tensor& x, const at::Tensor& weight) {
-  return CpuSgemmEnabled() && x.device().is_cpu() && weight.device().is_cpu() &&
+  return CpuKernels().float32_linear != LinearKernel::kLibTorch && x.device().is_cpu() && weight.device().is_cpu() &&
          x.scalar_type() == at::kFloat && weight.scalar_type() == at::kFloat && weight.dim() == 2 &&
          weight.stride(1) == 1 && weight.stride(0) >= weight.size(1) && x.dim() >= 1 &&
          x.size(-1) == weight.size(1);
@@ -55,7 +38,7 @@ at::Tensor CpuSgemmLinear(const at::Tensor& x, const at::Tensor& weight, const a
   at::Tensor out = at::empty({m, n}, a.options());
   if (bias.defined()) out.copy_(bias.expand({m, n}));
   if (m == 0 || n == 0) return out.view(out_sizes);
-#ifdef DEBERTA_WITH_ONEDNN_SGEMM
+#ifdef DEBERTA_WITH_ONEDNN
   const dnnl_status_t status =
       dnnl_sgemm('N', 'T', m, n, k, 1.0f, a.data_ptr<float>(), k, weight.data_ptr<float>(), weight.stride(0),
                  bias.defined() ? 1.0f : 0.0f, out.data_ptr<float>(), n);
@@ -71,7 +54,7 @@ bool CpuSgemmProductApplies(const at::Tensor& a, const at::Tensor& b) {
   auto row_major = [](const at::Tensor& x) {
     return x.stride(-1) == 1 && (x.size(-2) <= 1 || x.stride(-2) >= x.size(-1));
   };
-  return CpuSgemmEnabled() && a.device().is_cpu() && b.device().is_cpu() && a.scalar_type() == at::kFloat &&
+  return CpuKernels().sgemm_products && a.device().is_cpu() && b.device().is_cpu() && a.scalar_type() == at::kFloat &&
          b.scalar_type() == at::kFloat && a.dim() >= 3 && a.dim() == b.dim() && row_major(a) && row_major(b);
 }
 
@@ -93,7 +76,7 @@ at::Tensor CpuSgemmProduct(const at::Tensor& a, const at::Tensor& b, bool transp
   for (int64_t size : batch_sizes) count *= size;
   if (count == 0 || m == 0 || n == 0) return out;
   if (k == 0) return out.zero_();
-#ifdef DEBERTA_WITH_ONEDNN_SGEMM
+#ifdef DEBERTA_WITH_ONEDNN
   const float* a_data = a.data_ptr<float>();
   const float* b_data = bb.data_ptr<float>();
   float* out_data = out.data_ptr<float>();

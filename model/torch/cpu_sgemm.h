@@ -4,7 +4,8 @@
 // this machine kind (AVX-512, 2 threads) oneDNN's sgemm ran the encoder's
 // products at 255-350 GFLOP/s against OpenBLAS's 150-180, and deberta-base
 // forwards 1.1-1.7x faster (bench/results/cpu-sgemm). Built when CMake
-// finds oneDNN's header; otherwise every call goes to at::linear.
+// finds oneDNN's header and the CPU backend chooses it (cpu_backend.h);
+// otherwise every call goes to at::linear.
 #ifndef DEBERTA_MODEL_TORCH_CPU_SGEMM_H_
 #define DEBERTA_MODEL_TORCH_CPU_SGEMM_H_
 
@@ -12,13 +13,8 @@
 
 namespace deberta::model {
 
-// Whether this build has it and it is switched on (the default).
-bool CpuSgemmEnabled();
-// For benchmarks that compare it with LibTorch's own path; process-wide.
-// No effect in a build without it.
-void SetCpuSgemmEnabled(bool enabled);
-
-// Whether CpuSgemmLinear takes these operands: enabled, float32 CPU
+// Whether CpuSgemmLinear takes these operands: the CPU backend's float32
+// linear layers on oneDNN (cpu_backend.h), float32 CPU
 // tensors, a 2-D weight [N, K] with unit column stride, x [..., K].
 bool CpuSgemmApplies(const at::Tensor& x, const at::Tensor& weight);
 
@@ -26,7 +22,8 @@ bool CpuSgemmApplies(const at::Tensor& x, const at::Tensor& weight);
 // CpuSgemmApplies(x, weight). Throws c10::Error if oneDNN fails.
 at::Tensor CpuSgemmLinear(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias);
 
-// Whether CpuSgemmProduct takes these operands: enabled, float32 CPU, the
+// Whether CpuSgemmProduct takes these operands: the CPU backend's
+// sgemm_products, float32 CPU, the
 // same number of dimensions (>= 3), each matrix row-major (unit stride in
 // the last dimension, rows no closer than a row's width).
 bool CpuSgemmProductApplies(const at::Tensor& a, const at::Tensor& b);

@@ -7,8 +7,9 @@
 
 #include <cmath>
 
-#include "model/torch/cpu_sgemm.h"
 #include "model/torch/cpu_attention.h"
+#include "model/torch/cpu_backend.h"
+#include "model/torch/cpu_sgemm.h"
 
 namespace deberta::model {
 namespace {
@@ -157,8 +158,8 @@ at::Tensor DisentangledSelfAttentionImpl::forward(const at::Tensor& query_states
     k = kv[0];
     v = kv[1];
   }
-  // On the CPU with oneDNN (CpuSgemmEnabled: off only to benchmark the op-by-op path).
-  if (q.device().is_cpu() && CpuSgemmEnabled()) {
+  // On the CPU where the backend has oneDNN's products for this dtype.
+  if (q.device().is_cpu() && CpuKernels().FusedAttention(q.scalar_type())) {
     CpuAttentionInputs in{q, k, v, at::Tensor(), at::Tensor()};
     if (config_.relative_attention && config_.c2p) in.pos_key = pos_key_.narrow(1, ctx.first_row, ctx.num_rows);
     if (config_.relative_attention && config_.p2c) in.pos_query = pos_query_.narrow(1, ctx.first_row, ctx.num_rows);

@@ -1,7 +1,8 @@
-// Int8Linear: oneDNN's int8 matmul primitive on weights packed once at
-// load (its VNNI brgemm kernels) where this build has oneDNN and the CPU
-// those kernels; otherwise LibTorch's quantized::linear_prepack and the
-// packed weights' dynamic-quantization forward.
+// Int8Linear, as the CPU backend chooses: oneDNN's int8 matmul primitive
+// on weights packed once at load (its VNNI brgemm kernels); LibTorch's
+// quantized::linear_prepack and the packed weights' dynamic-quantization
+// forward; or, on a CPU without VNNI, the int8 weights widened to float32
+// for a float32 product.
 #include "model/torch/int8_linear.h"
 
 #include <ATen/ATen.h>
@@ -15,9 +16,10 @@
 #include <string>
 #include <vector>
 
-#include "model/torch/packed_linear.h"
+#include "model/torch/cpu_backend.h"
+#include "model/torch/cpu_sgemm.h"
 
-#ifdef DEBERTA_WITH_ONEDNN_SGEMM
+#ifdef DEBERTA_WITH_ONEDNN
 #include "model/torch/onednn_engine.h"
 #endif
 
@@ -32,12 +34,13 @@ at::Tensor ChannelScales(const at::Tensor& w) {
 
 }  // namespace
 
-#ifdef DEBERTA_WITH_ONEDNN_SGEMM
+#ifdef DEBERTA_WITH_ONEDNN
 namespace {
 
 // Activations: one scale and zero point per call from their range, which
-// always holds 0 (so 0 is exact), on the full 8 bits of uint8 (VNNI has no
-// overflow for reduce_range to avoid); as LibTorch's dynamic quantization.
+// always holds 0 (so 0 is exact), on the full 8 bits of uint8 (VNNI sums
+// in 32 bits: no overflow for reduce_range to avoid); as LibTorch's dynamic
+// quantization.
 struct ActivationParams {
   float scale;
   int32_t zero_point;
@@ -53,18 +56,28 @@ ActivationParams ChooseActivationParams(const at::Tensor& x) {
 }
 
 // in[0, n) -> uint8 round(in / scale) + zero point, clamped to [0, 255];
-// ties round up. Compiled for AVX-512, AVX2 and the baseline, picked at
-// load time: the conversions vectorize (LibTorch's quantize_per_tensor,
-// whose Debian build has no fbgemm, runs one element at a time: 27 of 70 ms
-// per 1 x 128 forward, bench/op_profile).
-__attribute__((target_clones("avx512f", "avx2", "default"))) void QuantizeRange(const float* in, uint8_t* out,
-                                                                                int64_t n, float inverse,
-                                                                                float zero_point) {
+// ties round up. The same loop compiled for AVX-512, AVX2 and the
+// baseline; the CPU backend says which runs (LibTorch's
+// quantize_per_tensor, whose Debian build has no fbgemm, runs one element
+// at a time: 27 of 70 ms per 1 x 128 forward, bench/op_profile).
+inline __attribute__((always_inline)) void QuantizeLoop(const float* in, uint8_t* out, int64_t n, float inverse,
+                                                        float zero_point) {
   for (int64_t k = 0; k < n; ++k) {
     // The range holds every input, so only rounding can leave [0, 255].
     const int32_t v = static_cast<int32_t>(in[k] * inverse + zero_point + 0.5f);
     out[k] = static_cast<uint8_t>(v < 0 ? 0 : v > 255 ? 255 : v);
   }
+}
+__attribute__((target("avx512f,avx512bw"))) void QuantizeRangeAvx512(const float* in, uint8_t* out, int64_t n,
+                                                                     float inverse, float zero_point) {
+  QuantizeLoop(in, out, n, inverse, zero_point);
+}
+__attribute__((target("avx2,fma"))) void QuantizeRangeAvx2(const float* in, uint8_t* out, int64_t n, float inverse,
+                                                           float zero_point) {
+  QuantizeLoop(in, out, n, inverse, zero_point);
+}
+void QuantizeRangePortable(const float* in, uint8_t* out, int64_t n, float inverse, float zero_point) {
+  QuantizeLoop(in, out, n, inverse, zero_point);
 }
 
 // x (float32, contiguous) quantized with `params`.
@@ -73,8 +86,12 @@ at::Tensor QuantizeActivations(const at::Tensor& x, const ActivationParams& para
   const float* in = x.data_ptr<float>();
   uint8_t* out = q.data_ptr<uint8_t>();
   const float inverse = 1.0f / params.scale, zero_point = static_cast<float>(params.zero_point);
+  const CpuKernelChoice& kernels = CpuKernels();
+  const auto quantize = kernels.avx512_kernels ? QuantizeRangeAvx512
+                        : kernels.avx2_kernels ? QuantizeRangeAvx2
+                                               : QuantizeRangePortable;
   at::parallel_for(0, x.numel(), 16384, [&](int64_t begin, int64_t end) {
-    QuantizeRange(in + begin, out + begin, end - begin, inverse, zero_point);
+    quantize(in + begin, out + begin, end - begin, inverse, zero_point);
   });
   return q;
 }
@@ -130,14 +147,17 @@ bool IsVnniKernel(const dnnl::matmul::primitive_desc& pd) {
 }
 
 }  // namespace
-#endif  // DEBERTA_WITH_ONEDNN_SGEMM
+#endif  // DEBERTA_WITH_ONEDNN
 
 struct Int8Linear::Packed {
   int64_t in = 0, out = 0;
   bool gelu = false;  // GELU applied after the bias (oneDNN's path only).
+  // Int8Kernel::kWeightOnly: the int8 weights [out, in], their scales
+  // [out, 1] and the bias, widened to float32 for each product.
+  at::Tensor int8_weights, weight_scales, float_bias;
   // LibTorch's packed weights (the fallback).
   c10::intrusive_ptr<LinearPackedParamsBase> params;
-#ifdef DEBERTA_WITH_ONEDNN_SGEMM
+#ifdef DEBERTA_WITH_ONEDNN
   // oneDNN's: int8 weights in the kernels' layout, their scales, the bias.
   memory::desc weights_desc;
   at::Tensor weights;             // Bytes in weights_desc's layout.
@@ -156,17 +176,17 @@ absl::Status UseOnednnQuantizedEngine() {
   return absl::OkStatus();
 }
 
-at::ScalarType Int8ComputeDType() {
-  return __builtin_cpu_supports("avx512bf16") ? at::kBFloat16 : at::kFloat;
-}
+at::ScalarType Int8ComputeDType() { return CpuKernels().int8_other_products; }
 
-#ifdef DEBERTA_WITH_ONEDNN_SGEMM
+#ifdef DEBERTA_WITH_ONEDNN
 bool Int8Linear::PackForOnednn(const at::Tensor& w, const at::Tensor& scales, const at::Tensor& bias,
                                Packed* packed) {
   const at::Tensor quantized = at::round(w / scales.unsqueeze(1)).clamp(-127, 127).to(at::kChar).contiguous();
   packed->scales = std::vector<float>(scales.data_ptr<float>(), scales.data_ptr<float>() + packed->out);
   const memory::desc any({packed->in, packed->out}, memory::data_type::s8, memory::format_tag::any);
   try {
+    // The weights' layout for 128 rows; 1 row must run on it too, and both
+    // with VNNI (no saturating 16-bit sums).
     const auto probe = Int8MatmulDesc(128, packed->in, packed->out, any, bias.defined(), packed->scales, packed->gelu);
     if (!IsVnniKernel(probe)) return false;
     packed->weights_desc = probe.weights_desc();
@@ -195,9 +215,19 @@ Int8Linear Int8Linear::Pack(const at::Tensor& weight, const at::Tensor& bias, bo
   packed->out = w.size(0);
   packed->in = w.size(1);
   Int8Linear linear;
-#ifdef DEBERTA_WITH_ONEDNN_SGEMM
+  const Int8Kernel kernel = CpuKernels().int8_linear;
+  if (kernel == Int8Kernel::kWeightOnly) {
+    packed->int8_weights = at::round(w / scales.unsqueeze(1)).clamp(-127, 127).to(at::kChar).contiguous();
+    packed->weight_scales = scales.unsqueeze(1).clone();
+    // A copy: the caller may empty its own (DenseImpl::Release changes it in place).
+    if (bias.defined()) packed->float_bias = bias.to(at::kFloat).contiguous().clone();
+    linear.packed_ = std::move(packed);
+    return linear;
+  }
+#ifdef DEBERTA_WITH_ONEDNN
   packed->gelu = gelu;
-  if (PackedLinear::Enabled() && packed->in > 0 && packed->out > 0 && PackForOnednn(w, scales, bias, packed.get())) {
+  if (kernel == Int8Kernel::kOnednn && packed->in > 0 && packed->out > 0 &&
+      PackForOnednn(w, scales, bias, packed.get())) {
     linear.packed_ = std::move(packed);
     return linear;
   }
@@ -225,8 +255,16 @@ at::Tensor Int8Linear::forward(const at::Tensor& x, at::ScalarType out_dtype) co
   TORCH_CHECK(out_dtype == at::kFloat || out_dtype == at::kBFloat16, "Int8Linear: output dtype ",
               c10::toString(out_dtype));
   const at::Tensor input = x.to(at::kFloat).contiguous();
+  if (p.int8_weights.defined()) {
+    // Widened per call: the weights stay int8 in memory (a quarter of
+    // float32's), the product is float32's (no 16-bit sums to saturate).
+    const at::Tensor weight = p.int8_weights.to(at::kFloat).mul_(p.weight_scales);
+    const at::Tensor y = CpuSgemmApplies(input, weight) ? CpuSgemmLinear(input, weight, p.float_bias)
+                                                        : at::linear(input, weight, p.float_bias);
+    return y.to(out_dtype);
+  }
   if (p.params) return p.params->apply_dynamic(input, /*reduce_range=*/false).to(out_dtype);
-#ifdef DEBERTA_WITH_ONEDNN_SGEMM
+#ifdef DEBERTA_WITH_ONEDNN
   RECORD_FUNCTION("deberta::int8_linear", std::vector<c10::IValue>());  // Named in profiles.
   TORCH_CHECK(x.size(-1) == p.in, "Int8Linear: input width ", x.size(-1), ", layer takes ", p.in);
   const at::Tensor src = input.reshape({-1, p.in});

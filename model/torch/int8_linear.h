@@ -1,10 +1,12 @@
 // Int8Linear: a linear layer with int8 weights (one scale per output
 // channel, symmetric) and activations quantized at run time to uint8 (one
 // scale and zero point per call). The `--dtype=int8` path of the encoder's
-// linear layers. Where this build has oneDNN and it has VNNI kernels for
-// the CPU, its int8 matmul primitive on weights packed once at load;
-// otherwise LibTorch's quantized CPU engine (oneDNN inside LibTorch too,
-// but its dynamic forward re-creates its work per call: measured slower).
+// linear layers. As the CPU backend chooses (cpu_backend.h): oneDNN's int8
+// matmul primitive on weights packed once at load, or LibTorch's quantized
+// CPU engine (oneDNN inside LibTorch too, but its dynamic forward
+// re-creates its work per call: measured slower). On a CPU without VNNI
+// (whose u8 x s8 products saturate 16-bit sums), the int8 weights widened
+// to float32 for each product.
 #ifndef DEBERTA_MODEL_TORCH_INT8_LINEAR_H_
 #define DEBERTA_MODEL_TORCH_INT8_LINEAR_H_
 
@@ -22,8 +24,8 @@ namespace deberta::model {
 absl::Status UseOnednnQuantizedEngine();
 
 // The compute dtype of an int8 network's other products (attention scores,
-// position terms, heads): bfloat16 where the CPU has bf16 instructions
-// (avx512_bf16: bmm 3x faster than float32 here), else float32.
+// position terms, heads): CpuKernels().int8_other_products, bfloat16 where
+// the CPU has bf16 instructions (bmm 3x faster than float32 here).
 at::ScalarType Int8ComputeDType();
 
 class Int8Linear {
@@ -48,7 +50,7 @@ class Int8Linear {
   // (ATen/native/quantized/PackedParams.h) stays out of every includer.
   struct Packed;
   // oneDNN's packing of the quantized weights into `packed`; false where it
-  // has no VNNI kernel for them (then LibTorch's engine packs them).
+  // has no int8 kernel for them (then LibTorch's engine packs them).
   static bool PackForOnednn(const at::Tensor& w, const at::Tensor& scales, const at::Tensor& bias, Packed* packed);
   std::shared_ptr<const Packed> packed_;
 };

@@ -21,6 +21,7 @@
 #include "model/demo_model.h"
 #include "model/safetensors.h"
 #include "model/status_macros.h"
+#include "model/torch/cpu_backend.h"
 #include "model/torch/int8_linear.h"
 #include "model/torch/weights.h"
 
@@ -210,6 +211,7 @@ absl::StatusOr<LoadedNetwork> LoadNetwork(const EngineOptions& options) {
   info.has_classifier = parts.classifier;
   info.has_mlm_head = parts.mlm_head;
   info.emd_enabled = emd;
+  if (loaded.device.is_cpu()) info.cpu_kernels = DescribeCpuBackend();
   return loaded;
 }
 

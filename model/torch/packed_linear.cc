@@ -5,30 +5,17 @@
 #include <ATen/record_function.h>
 #include <c10/util/Exception.h>
 
-#include <atomic>
 #include <string>
 
-#ifdef DEBERTA_WITH_ONEDNN_SGEMM
+#include "model/torch/cpu_backend.h"
+
+#ifdef DEBERTA_WITH_ONEDNN
 #include "model/torch/onednn_engine.h"
 #endif
 
 namespace deberta::model {
-namespace {
 
-#ifdef DEBERTA_WITH_ONEDNN_SGEMM
-constexpr bool kBuiltWithOnednn = true;
-#else
-constexpr bool kBuiltWithOnednn = false;
-#endif
-std::atomic<bool> g_packing{kBuiltWithOnednn};
-
-}  // namespace
-
-bool PackedLinear::Enabled() { return g_packing.load(std::memory_order_relaxed); }
-
-void PackedLinear::SetEnabled(bool enabled) { g_packing.store(enabled && kBuiltWithOnednn, std::memory_order_relaxed); }
-
-#ifdef DEBERTA_WITH_ONEDNN_SGEMM
+#ifdef DEBERTA_WITH_ONEDNN
 namespace {
 
 using dnnl::memory;
@@ -88,8 +75,7 @@ struct PackedLinear::Packed {
 bool PackedLinear::applies_gelu() const { return packed_ != nullptr && packed_->gelu; }
 
 PackedLinear PackedLinear::Pack(const at::Tensor& weight, const at::Tensor& bias, bool gelu) {
-  if (!Enabled() || !weight.device().is_cpu() || weight.dim() != 2 ||
-      (weight.scalar_type() != at::kFloat && weight.scalar_type() != at::kBFloat16) ||
+  if (!CpuKernels().PacksLinear(weight.scalar_type()) || !weight.device().is_cpu() || weight.dim() != 2 ||
       (bias.defined() && !bias.device().is_cpu())) {
     return PackedLinear();
   }
@@ -184,6 +170,6 @@ at::Tensor PackedLinear::Forward(const at::Tensor&, at::ScalarType) const {
   TORCH_CHECK(false, "this build has no oneDNN matmul");
 }
 
-#endif  // DEBERTA_WITH_ONEDNN_SGEMM
+#endif  // DEBERTA_WITH_ONEDNN
 
 }  // namespace deberta::model

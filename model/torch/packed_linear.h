@@ -20,17 +20,10 @@ class PackedLinear {
  public:
   PackedLinear() = default;
 
-  // Whether this build and this process pack weights (oneDNN present and
-  // packing switched on: the default).
-  static bool Enabled();
-  // For benchmarks that compare it with the unpacked path; process-wide,
-  // applies to layers packed afterwards. No effect in a build without it.
-  static void SetEnabled(bool enabled);
-
   // `weight` [out, in] and `bias` [out] (may be undefined) of a CPU layer,
   // float32 or bfloat16: the product then runs in the weight's dtype, with
-  // the bias added in float32. An undefined PackedLinear where packing is
-  // off, the tensors are not on the CPU or not of those dtypes, or oneDNN
+  // the bias added in float32. An undefined PackedLinear where the CPU
+  // backend does not pack this dtype (cpu_backend.h), the tensors are not on the CPU or not of those dtypes, or oneDNN
   // offers no blocked kernel for them (e.g. bfloat16 without avx512_bf16),
   // or the packed product disagrees with LibTorch's on a few fixed rows
   // (checked at every Pack: oneDNN 3.7 gets float32 products whose output

@@ -5,18 +5,16 @@
 
 #include <algorithm>
 
-#include "model/torch/cpu_features.h"
+#include "model/torch/cpu_backend.h"
 
 namespace deberta::model {
 namespace {
 
-// Compiled for AVX-512, AVX2 and the baseline, picked at load time (the
-// project builds for the baseline x86-64): the gathers vectorize.
-__attribute__((target_clones("avx512f", "avx2", "default"))) void AddTerms(float* s, int64_t length,
-                                                                           const float* c2p, int64_t c2p_stride,
-                                                                           const float* p2c, int64_t p2c_stride,
-                                                                           const int64_t* index,
-                                                                           const float* bias) {
+// Compiled for AVX-512, AVX2 and the baseline below (the project builds
+// for the baseline x86-64), the CPU backend choosing: the gathers vectorize.
+inline __attribute__((always_inline)) void AddTerms(float* s, int64_t length, const float* c2p, int64_t c2p_stride,
+                                                    const float* p2c, int64_t p2c_stride, const int64_t* index,
+                                                    const float* bias) {
   if (c2p != nullptr) {
     for (int64_t i = 0; i < length; ++i) {
       const float* c = c2p + i * c2p_stride;
@@ -50,9 +48,8 @@ __attribute__((target_clones("avx512f", "avx2", "default"))) void AddTerms(float
 // c2p row read backwards from i + offset, and key j's p2c row read forwards
 // from offset - j gives the p2c terms of every query i for that key; tiles
 // of kTile x kTile are read that way and added transposed.
-__attribute__((target_clones("avx512f", "avx2", "default"))) void AddAffineTerms(
-    float* s, int64_t length, const float* c2p, int64_t c2p_stride, const float* p2c, int64_t p2c_stride,
-    int64_t offset, const float* bias) {
+void AddAffineTerms(float* s, int64_t length, const float* c2p, int64_t c2p_stride, const float* p2c,
+                    int64_t p2c_stride, int64_t offset, const float* bias) {
   if (c2p != nullptr) {
     for (int64_t i = 0; i < length; ++i) {
       const float* c = c2p + i * c2p_stride + offset + i;  // c[-j] = c2p[i][i - j + offset].
@@ -86,6 +83,17 @@ __attribute__((target_clones("avx512f", "avx2", "default"))) void AddAffineTerms
 }
 
 #if defined(__x86_64__)
+__attribute__((target("avx512f,avx512bw"))) void AddTermsAvx512(float* s, int64_t length, const float* c2p,
+                                                                int64_t c2p_stride, const float* p2c,
+                                                                int64_t p2c_stride, const int64_t* index,
+                                                                const float* bias) {
+  AddTerms(s, length, c2p, c2p_stride, p2c, p2c_stride, index, bias);
+}
+DEBERTA_TARGET_AVX2 void AddTermsAvx2(float* s, int64_t length, const float* c2p, int64_t c2p_stride,
+                                      const float* p2c, int64_t p2c_stride, const int64_t* index, const float* bias) {
+  AddTerms(s, length, c2p, c2p_stride, p2c, p2c_stride, index, bias);
+}
+
 // r[0..7] (rows of an 8 x 8 block) replaced by the block's columns.
 DEBERTA_TARGET_AVX2 void Transpose8x8(__m256 r[8]) {
   __m256 t[8], u[8];
@@ -111,7 +119,7 @@ DEBERTA_TARGET_AVX2 void Transpose8x8(__m256 r[8]) {
 // terms; query i's c2p terms for eight keys are eight contiguous floats
 // reversed. Entries past the last whole block are added one by one.
 DEBERTA_TARGET_AVX2 void AddAffineTermsAvx2(float* s, int64_t length, const float* c2p, int64_t c2p_stride,
-                                     const float* p2c, int64_t p2c_stride, int64_t offset, const float* bias) {
+                                            const float* p2c, int64_t p2c_stride, int64_t offset, const float* bias) {
   const int64_t whole = length / 8 * 8;
   const __m256i reversed = _mm256_setr_epi32(7, 6, 5, 4, 3, 2, 1, 0);
   for (int64_t i0 = 0; i0 < whole; i0 += 8) {
@@ -154,6 +162,11 @@ DEBERTA_TARGET_AVX2 void AddAffineTermsAvx2(float* s, int64_t length, const floa
 void AddRelativeScoreTerms(float* s, int64_t length, const float* c2p, int64_t c2p_stride, const float* p2c,
                            int64_t p2c_stride, const int64_t* index, int64_t index_offset, const float* bias) {
   if (index_offset < 0) {
+#if defined(__x86_64__)
+    const CpuKernelChoice& kernels = CpuKernels();
+    if (kernels.avx512_kernels) return AddTermsAvx512(s, length, c2p, c2p_stride, p2c, p2c_stride, index, bias);
+    if (kernels.avx2_kernels) return AddTermsAvx2(s, length, c2p, c2p_stride, p2c, p2c_stride, index, bias);
+#endif
     AddTerms(s, length, c2p, c2p_stride, p2c, p2c_stride, index, bias);
     return;
   }

@@ -9,7 +9,7 @@
 
 #include <c10/util/BFloat16.h>
 
-#include "model/torch/cpu_features.h"
+#include "model/torch/cpu_backend.h"
 
 namespace deberta::model {
 namespace {

@@ -1,4 +1,4 @@
-// Process-wide runtime settings: thread count and allocator.
+// Process-wide runtime settings: thread count, CPU probe and allocator.
 #include "model/runtime.h"
 
 #include <ATen/Parallel.h>
@@ -12,6 +12,7 @@
 #include <string>
 
 #include "absl/strings/numbers.h"
+#include "model/torch/cpu_backend.h"
 
 namespace deberta::model {
 
@@ -37,6 +38,9 @@ int ResolveThreadCount(int num_threads) {
 
 void ConfigureRuntime(int num_threads) {
   at::set_num_threads(ResolveThreadCount(num_threads));
+  // The CPU backend's probe, once, before any product: it also sets the one
+  // LibTorch switch its choice implies (cpu_backend.cc, MakeProbe).
+  ProbeCpu();
   // glibc returns large freed blocks (tensors) to the OS after every
   // forward, so the next forward page-faults them back in: up to 2 million
   // faults per deberta-base forward. Serve every block from the heap (up to

@@ -8,7 +8,7 @@
 #include <gtest/gtest.h>
 
 #include "model/config.h"
-#include "model/torch/cpu_features.h"
+#include "model/torch/cpu_backend.h"
 #include "model/torch/cpu_sgemm.h"
 
 namespace deberta::model {
@@ -73,7 +73,7 @@ void ExpectMatches(const Operands& o) {
 }
 
 TEST(CpuAttentionTest, MatchesTheOpByOpAttentionWithBothPositionTerms) {
-  if (!CpuSgemmEnabled()) GTEST_SKIP() << "this build has no oneDNN sgemm";
+  if (!CpuKernels().fused_attention_float32) GTEST_SKIP() << "the CPU backend has no fused attention (no oneDNN)";
   at::manual_seed(1);
   // Longer than the span (32): clamped rows, the index is read.
   Operands clamped = MakeOperands(Config(0), {37, 20, 1}, 3, 16, true, true);
@@ -87,7 +87,7 @@ TEST(CpuAttentionTest, MatchesTheOpByOpAttentionWithBothPositionTerms) {
 }
 
 TEST(CpuAttentionTest, MatchesOnLongerAffineSequences) {
-  if (!CpuSgemmEnabled()) GTEST_SKIP() << "this build has no oneDNN sgemm";
+  if (!CpuKernels().fused_attention_float32) GTEST_SKIP() << "the CPU backend has no fused attention (no oneDNN)";
   at::manual_seed(5);
   // Affine, the 8 x 8 blocks whole (64) and not (77), several sequences
   // through the products made once for the batch.
@@ -101,7 +101,7 @@ TEST(CpuAttentionTest, MatchesOnLongerAffineSequences) {
 }
 
 TEST(CpuAttentionTest, MatchesWithLogBucketsAndOneTermOrNone) {
-  if (!CpuSgemmEnabled()) GTEST_SKIP() << "this build has no oneDNN sgemm";
+  if (!CpuKernels().fused_attention_float32) GTEST_SKIP() << "the CPU backend has no fused attention (no oneDNN)";
   at::manual_seed(2);
   ExpectMatches(MakeOperands(Config(8), {50, 9}, 2, 8, true, false));
   ExpectMatches(MakeOperands(Config(8), {50, 9}, 2, 8, false, true));
@@ -111,16 +111,18 @@ TEST(CpuAttentionTest, MatchesWithLogBucketsAndOneTermOrNone) {
 }
 
 TEST(CpuAttentionTest, PortableKernelsMatchToo) {
-  if (!CpuSgemmEnabled()) GTEST_SKIP() << "this build has no oneDNN sgemm";
+  if (!CpuKernels().fused_attention_float32) GTEST_SKIP() << "the CPU backend has no fused attention (no oneDNN)";
   at::manual_seed(4);
-  ScopedPortableKernels portable;  // The position terms and softmax without intrinsics.
+  ScopedCpuKernelMode portable(CpuKernelMode::kPortable);  // The position terms and softmax without intrinsics.
   ExpectMatches(MakeOperands(Config(0), {29, 20, 1}, 3, 16, true, true));
   ExpectMatches(MakeOperands(Config(0), {17}, 2, 8, false, true));
   ExpectMatches(MakeOperands(Config(8), {50, 9}, 2, 8, true, true));
 }
 
 TEST(CpuAttentionTest, MatchesInBFloat16WithinItsRounding) {
-  if (!CpuSgemmEnabled()) GTEST_SKIP() << "this build has no oneDNN sgemm";
+  if (!CpuKernels().FusedAttention(at::kBFloat16)) {
+    GTEST_SKIP() << "the CPU backend runs the bfloat16 attention op by op here: " << CpuKernels().reasons;
+  }
   at::manual_seed(3);
   Operands o = MakeOperands(Config(0), {40, 17}, 3, 16, true, true);
   Operands bf16 = o;
@@ -140,7 +142,7 @@ TEST(CpuAttentionTest, MatchesInBFloat16WithinItsRounding) {
 }
 
 TEST(CpuAttentionTest, RefusesOperandsItDoesNotTake) {
-  if (!CpuSgemmEnabled()) GTEST_SKIP() << "this build has no oneDNN sgemm";
+  if (!CpuKernels().fused_attention_float32) GTEST_SKIP() << "the CPU backend has no fused attention (no oneDNN)";
   Operands o = MakeOperands(Config(0), {6, 4}, 2, 8, true, true);
   Operands mixed = o;
   mixed.in.q = o.in.q.to(at::kBFloat16);  // k and v float32.
@@ -151,6 +153,8 @@ TEST(CpuAttentionTest, RefusesOperandsItDoesNotTake) {
   Operands strided = o;
   strided.in.v = o.in.v.transpose(-1, -2);  // Columns not contiguous.
   EXPECT_FALSE(CpuAttentionApplies(strided.in, strided.ctx));
+  ScopedCpuKernelMode libtorch(CpuKernelMode::kLibTorch);  // The backend's op-by-op choice.
+  EXPECT_FALSE(CpuAttentionApplies(o.in, o.ctx));
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 // without bias; row ranges of a fused weight), within float32 rounding; and
 // the attention's batched products against at::matmul, on the strided and
 // broadcast views the attention passes.
+#include "model/torch/cpu_backend.h"
 #include "model/torch/cpu_sgemm.h"
 
 #include <ATen/ATen.h>
@@ -16,7 +17,7 @@ namespace deberta::model {
 namespace {
 
 TEST(CpuSgemmTest, MatchesAtLinearOnEveryShapeTheEngineUses) {
-  if (!CpuSgemmEnabled()) GTEST_SKIP() << "built without oneDNN's sgemm (no libdnnl-dev)";
+  if (!CpuKernels().sgemm_products) GTEST_SKIP() << "the CPU backend has no oneDNN sgemm (no libdnnl-dev)";
   at::manual_seed(1);
   for (auto [rows, in, out] : {std::tuple<int64_t, int64_t, int64_t>{1, 64, 128}, {3, 64, 1024},
                                {130, 768, 3072}, {7, 3072, 768}, {2, 32, 5}}) {
@@ -31,7 +32,7 @@ TEST(CpuSgemmTest, MatchesAtLinearOnEveryShapeTheEngineUses) {
 }
 
 TEST(CpuSgemmTest, TheBiasIsNeverWrittenToEvenForOneRow) {
-  if (!CpuSgemmEnabled()) GTEST_SKIP() << "built without oneDNN's sgemm (no libdnnl-dev)";
+  if (!CpuKernels().sgemm_products) GTEST_SKIP() << "the CPU backend has no oneDNN sgemm (no libdnnl-dev)";
   const at::Tensor x = at::randn({1, 16}), w = at::randn({8, 16}), b = at::randn({8});
   const at::Tensor b_before = b.clone();
   const at::Tensor first = CpuSgemmLinear(x, w, b), second = CpuSgemmLinear(x, w, b);
@@ -40,7 +41,7 @@ TEST(CpuSgemmTest, TheBiasIsNeverWrittenToEvenForOneRow) {
 }
 
 TEST(CpuSgemmTest, ThreeDimensionalInputsAndRowRangesOfAFusedWeight) {
-  if (!CpuSgemmEnabled()) GTEST_SKIP() << "built without oneDNN's sgemm (no libdnnl-dev)";
+  if (!CpuKernels().sgemm_products) GTEST_SKIP() << "the CPU backend has no oneDNN sgemm (no libdnnl-dev)";
   at::manual_seed(2);
   const at::Tensor x = at::randn({2, 9, 48}), w = at::randn({3 * 40, 48}), b = at::randn({3 * 40});
   // The fused q/k/v weight's k/v rows, as the attention takes them.
@@ -55,19 +56,18 @@ TEST(CpuSgemmTest, ThreeDimensionalInputsAndRowRangesOfAFusedWeight) {
 }
 
 TEST(CpuSgemmTest, OnlyFloat32CpuOperandsWithUnitColumnStrideApply) {
-  if (!CpuSgemmEnabled()) GTEST_SKIP() << "built without oneDNN's sgemm (no libdnnl-dev)";
+  if (!CpuKernels().sgemm_products) GTEST_SKIP() << "the CPU backend has no oneDNN sgemm (no libdnnl-dev)";
   const at::Tensor x = at::randn({4, 8}), w = at::randn({6, 8});
   EXPECT_TRUE(CpuSgemmApplies(x, w));
   EXPECT_FALSE(CpuSgemmApplies(x.to(at::kBFloat16), w.to(at::kBFloat16)));
   EXPECT_FALSE(CpuSgemmApplies(x, at::randn({8, 6}).t()));  // Column stride 6.
   EXPECT_FALSE(CpuSgemmApplies(x, at::randn({6, 7})));      // Inner sizes differ.
-  SetCpuSgemmEnabled(false);
+  ScopedCpuKernelMode libtorch(CpuKernelMode::kLibTorch);
   EXPECT_FALSE(CpuSgemmApplies(x, w));
-  SetCpuSgemmEnabled(true);
 }
 
 TEST(CpuSgemmTest, BatchedProductsMatchMatmulOnTheAttentionsViews) {
-  if (!CpuSgemmEnabled()) GTEST_SKIP() << "built without oneDNN's sgemm (no libdnnl-dev)";
+  if (!CpuKernels().sgemm_products) GTEST_SKIP() << "the CPU backend has no oneDNN sgemm (no libdnnl-dev)";
   at::manual_seed(3);
   for (auto [batch, len, rows] : {std::tuple<int64_t, int64_t, int64_t>{1, 1, 2}, {3, 7, 14}, {2, 33, 64}}) {
     const int64_t heads = 4, head = 16;
@@ -95,7 +95,7 @@ TEST(CpuSgemmTest, BatchedProductsMatchMatmulOnTheAttentionsViews) {
 }
 
 TEST(CpuSgemmTest, BatchedProductsOfEmptyShapes) {
-  if (!CpuSgemmEnabled()) GTEST_SKIP() << "built without oneDNN's sgemm (no libdnnl-dev)";
+  if (!CpuKernels().sgemm_products) GTEST_SKIP() << "the CPU backend has no oneDNN sgemm (no libdnnl-dev)";
   EXPECT_EQ(CpuSgemmProduct(at::randn({0, 2, 3, 4}), at::randn({0, 2, 5, 4}), true).sizes(),
             (std::vector<int64_t>{0, 2, 3, 5}));
   // No inner dimension: a zero product, not uninitialized memory.
@@ -104,16 +104,15 @@ TEST(CpuSgemmTest, BatchedProductsOfEmptyShapes) {
 }
 
 TEST(CpuSgemmTest, BatchedProductsOnlyForFloat32RowMajorOperands) {
-  if (!CpuSgemmEnabled()) GTEST_SKIP() << "built without oneDNN's sgemm (no libdnnl-dev)";
+  if (!CpuKernels().sgemm_products) GTEST_SKIP() << "the CPU backend has no oneDNN sgemm (no libdnnl-dev)";
   const at::Tensor a = at::randn({2, 3, 4}), b = at::randn({2, 5, 4});
   EXPECT_TRUE(CpuSgemmProductApplies(a, b));
   EXPECT_FALSE(CpuSgemmProductApplies(a.to(at::kBFloat16), b.to(at::kBFloat16)));
   EXPECT_FALSE(CpuSgemmProductApplies(a.transpose(-1, -2), b));  // Column stride 4.
   EXPECT_FALSE(CpuSgemmProductApplies(a, b[0]));                 // Dimensions differ.
   EXPECT_FALSE(CpuSgemmProductApplies(a, at::randn({2, 1, 4}).expand({2, 5, 4})));  // Rows overlap.
-  SetCpuSgemmEnabled(false);
+  ScopedCpuKernelMode libtorch(CpuKernelMode::kLibTorch);
   EXPECT_FALSE(CpuSgemmProductApplies(a, b));
-  SetCpuSgemmEnabled(true);
 }
 
 }  // namespace

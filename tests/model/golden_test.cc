@@ -5,13 +5,16 @@
 #include <c10/core/InferenceMode.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <fstream>
+#include <optional>
 #include <set>
 #include <sstream>
+#include <tuple>
 
 #include "absl/strings/match.h"
 #include "model/torch/layers.h"
-#include "model/torch/packed_linear.h"
+#include "model/torch/cpu_backend.h"
 #include "model/torch/network_loader.h"
 #include "model/torch/torch_engine.h"
 #include "nlohmann/json.hpp"
@@ -27,19 +30,14 @@ using deberta::testing::GoldenDir;
 using deberta::testing::GoldenExpected;
 using deberta::testing::GoldenInputs;
 using deberta::testing::ReadGoldenInputs;
+using deberta::testing::kBf16ClassifierTolerance;
+using deberta::testing::kBf16MlmTolerance;
 using deberta::testing::kInt8ClassifierTolerance;
 using deberta::testing::kInt8MlmTolerance;
 
 // The golden README's float32 acceptance rule.
 constexpr double kAtol = 1e-4, kRtol = 1e-4;
-// bfloat16 (matrix products in bfloat16; LayerNorm, softmax, the score
-// sums and residuals in float32). Largest absolute logit errors measured
-// over the three cases (README "Accuracy"): classifier 0.0085 (case b),
-// MLM 0.195 (case a, mlm_logits_emd; logits reach 14-18). The bounds keep
-// 1.3-2.3x headroom.
-constexpr double kBf16ClassifierTolerance = 0.02;
-constexpr double kBf16MlmTolerance = 0.25;
-// int8: kInt8ClassifierTolerance and kInt8MlmTolerance (golden_case.h).
+// bfloat16 and int8: kBf16* and kInt8* (golden_case.h).
 
 std::string ReadFile(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -91,8 +89,8 @@ at::Tensor RealRows(const at::Tensor& t, const at::Tensor& mask) {
 
 class GoldenTest : public ::testing::TestWithParam<std::string> {};
 
-TEST_P(GoldenTest, Float32MatchesEveryReferenceTensor) {
-  const std::string name = GetParam();
+// Every reference tensor within the golden README's rule, equal argmax.
+void ExpectFloat32MatchesEveryReferenceTensor(const std::string& name) {
   GoldenInputs in = ReadGoldenInputs(name);
   GoldenExpected expected(name);
   auto trace = RunTrace(LoadCase(name, ComputeDType::kFloat32), in);
@@ -126,6 +124,8 @@ TEST_P(GoldenTest, Float32MatchesEveryReferenceTensor) {
         << logits;
   }
 }
+
+TEST_P(GoldenTest, Float32MatchesEveryReferenceTensor) { ExpectFloat32MatchesEveryReferenceTensor(GetParam()); }
 
 // The serving path: the engine pads the unpadded rows itself, computes the
 // LM head only at the mask positions, and returns probabilities.
@@ -269,11 +269,9 @@ TEST_P(GoldenTest, LinearLayersKeepOneCopyInTheComputeDType) {
     SCOPED_TRACE(name + (dtype == ComputeDType::kFloat32 ? " float32" : " bfloat16"));
     LoadedNetwork loaded = LoadCase(name, dtype);
     const at::ScalarType want = dtype == ComputeDType::kFloat32 ? at::kFloat : at::kBFloat16;
-    // Where oneDNN has blocked kernels for the dtype (AVX-512; bf16 needs
-    // AVX512-BF16), the linear layers' one copy is the packed one.
-    const bool packs = PackedLinear::Enabled() && (dtype == ComputeDType::kFloat32
-                                                       ? __builtin_cpu_supports("avx512f")
-                                                       : __builtin_cpu_supports("avx512bf16"));
+    // Where the CPU backend packs the dtype (oneDNN has blocked kernels for
+    // it), the linear layers' one copy is the packed one.
+    const bool packs = CpuKernels().PacksLinear(want);
     int kept = 0, packed = 0, released = 0;
     for (const auto& item : loaded.network->named_modules()) {
       auto* dense = dynamic_cast<DenseImpl*>(item.value().get());
@@ -345,6 +343,49 @@ TEST_P(GoldenTest, TraceComputesOnlyTheNamedOutputs) {
 
 INSTANTIATE_TEST_SUITE_P(AllCases, GoldenTest, ::testing::ValuesIn(GoldenCaseNames()),
                          [](const auto& info) { return info.param; });
+
+// The same cases in every dtype under each other mode of the CPU backend
+// (GoldenTest runs kAuto): the portable kernels and LibTorch's ops run on
+// any CPU, so every host checks them; kUnpacked and kNoVnni run where they
+// differ from kAuto here (oneDNN has packed kernels; the CPU has VNNI), as
+// the backend says.
+class GoldenCpuKernelsTest : public ::testing::TestWithParam<std::tuple<std::string, CpuKernelMode>> {
+ protected:
+  void SetUp() override {
+    const CpuKernelMode mode = std::get<1>(GetParam());
+    const std::vector<CpuKernelMode> distinct = DistinctCpuKernelModes();
+    if (std::find(distinct.begin(), distinct.end(), mode) == distinct.end()) {
+      GTEST_SKIP() << CpuKernelModeName(mode) << " is kAuto's choice on this host";
+    }
+    forced_.emplace(mode);
+    ::testing::Test::RecordProperty("cpu_kernels", CpuKernels().Describe());
+  }
+  std::optional<ScopedCpuKernelMode> forced_;
+};
+
+TEST_P(GoldenCpuKernelsTest, Float32MatchesEveryReferenceTensor) {
+  ExpectFloat32MatchesEveryReferenceTensor(std::get<0>(GetParam()));
+}
+
+TEST_P(GoldenCpuKernelsTest, BFloat16LogitsWithinMeasuredTolerance) {
+  ExpectLogitsWithin(std::get<0>(GetParam()), ComputeDType::kBFloat16, kBf16ClassifierTolerance, kBf16MlmTolerance,
+                     "bf16");
+}
+
+TEST_P(GoldenCpuKernelsTest, Int8LogitsWithinMeasuredTolerance) {
+  ExpectLogitsWithin(std::get<0>(GetParam()), ComputeDType::kInt8, kInt8ClassifierTolerance, kInt8MlmTolerance,
+                     "int8");
+}
+
+INSTANTIATE_TEST_SUITE_P(AllCases, GoldenCpuKernelsTest,
+                         ::testing::Combine(::testing::ValuesIn(GoldenCaseNames()),
+                                            ::testing::Values(CpuKernelMode::kPortable, CpuKernelMode::kUnpacked,
+                                                              CpuKernelMode::kNoVnni, CpuKernelMode::kLibTorch)),
+                         [](const auto& info) {
+                           std::string mode = CpuKernelModeName(std::get<1>(info.param));
+                           std::replace(mode.begin(), mode.end(), '-', '_');
+                           return std::get<0>(info.param) + "_" + mode;
+                         });
 
 }  // namespace
 }  // namespace deberta::model

@@ -2,6 +2,7 @@
 // shapes of every layer kind the model packs (the fused q/k/v, the FFN, a
 // classifier of three labels, one row or many), with and without bias and
 // fused GELU, in float32 and bfloat16.
+#include "model/torch/cpu_backend.h"
 #include "model/torch/packed_linear.h"
 
 #include <ATen/ATen.h>
@@ -20,13 +21,10 @@ struct Shape {
 
 const Shape kShapes[] = {{128, 64, 192}, {7, 64, 3}, {1, 96, 64}, {33, 256, 48}};
 
-// The products the engine takes for packing; on a CPU without the kernels
-// (no AVX-512; bfloat16 without AVX512-BF16) nothing is packed, and that
+// Whether the CPU backend packs this dtype on this host (oneDNN has a
+// blocked kernel for it); where it does not, nothing is packed, and that
 // is checked instead.
-bool Packs(at::ScalarType dtype) {
-  return PackedLinear::Enabled() &&
-         (dtype == at::kFloat ? __builtin_cpu_supports("avx512f") : __builtin_cpu_supports("avx512bf16"));
-}
+bool Packs(at::ScalarType dtype) { return CpuKernels().PacksLinear(dtype); }
 
 TEST(PackedLinearTest, MatchesLibTorchsLinear) {
   at::manual_seed(7);
@@ -79,23 +77,29 @@ TEST(PackedLinearTest, KeepsItsOwnCopyOfTheBias) {
 }
 
 // The int8 product against float32 on the same weights: within the
-// quantization error (8 bits for weights and activations).
+// quantization error (8 bits for weights and activations), in every int8
+// kernel the backend has on this host: oneDNN's (VNNI), the float32
+// product on int8 weights (kNoVnni: any CPU), LibTorch's engine.
 TEST(Int8LinearTest, MatchesFloat32WithinQuantizationError) {
   if (!UseOnednnQuantizedEngine().ok()) GTEST_SKIP() << "no int8 engine in this LibTorch";
-  at::manual_seed(8);
-  for (const Shape& s : kShapes) {
-    for (bool gelu : {false, true}) {
-      SCOPED_TRACE(testing::Message() << s.rows << "x" << s.in << "->" << s.out << (gelu ? " gelu" : ""));
-      const at::Tensor w = at::randn({s.out, s.in}) * 0.05, b = at::randn({s.out}), x = at::randn({s.rows, s.in});
-      Int8Linear linear = Int8Linear::Pack(w, b, gelu);
-      at::Tensor want = at::linear(x, w, b);
-      at::Tensor got = linear.forward(x);
-      if (gelu && !linear.applies_gelu()) got = at::gelu(got);  // LibTorch's path: GELU not fused.
-      if (gelu) want = at::gelu(want);
-      ASSERT_EQ(got.sizes(), want.sizes());
-      // Per product: |x| <= ~4, |w| <= ~0.2: a few percent of the output's scale.
-      const double scale = want.abs().max().item<double>();
-      EXPECT_LT((got - want).abs().max().item<double>(), 0.03 * scale + 0.02);
+  for (CpuKernelMode mode : {CpuKernelMode::kAuto, CpuKernelMode::kNoVnni, CpuKernelMode::kLibTorch}) {
+    ScopedCpuKernelMode forced(mode);
+    at::manual_seed(8);
+    for (const Shape& s : kShapes) {
+      for (bool gelu : {false, true}) {
+        SCOPED_TRACE(testing::Message() << CpuKernelModeName(mode) << " " << s.rows << "x" << s.in << "->" << s.out
+                                        << (gelu ? " gelu" : ""));
+        const at::Tensor w = at::randn({s.out, s.in}) * 0.05, b = at::randn({s.out}), x = at::randn({s.rows, s.in});
+        Int8Linear linear = Int8Linear::Pack(w, b, gelu);
+        at::Tensor want = at::linear(x, w, b);
+        at::Tensor got = linear.forward(x);
+        if (gelu && !linear.applies_gelu()) got = at::gelu(got);  // GELU not fused.
+        if (gelu) want = at::gelu(want);
+        ASSERT_EQ(got.sizes(), want.sizes());
+        // Per product: |x| <= ~4, |w| <= ~0.2: a few percent of the output's scale.
+        const double scale = want.abs().max().item<double>();
+        EXPECT_LT((got - want).abs().max().item<double>(), 0.03 * scale + 0.02);
+      }
     }
   }
 }

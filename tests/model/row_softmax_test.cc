@@ -9,7 +9,7 @@
 
 #include <vector>
 
-#include "model/torch/cpu_features.h"
+#include "model/torch/cpu_backend.h"
 
 namespace deberta::model {
 namespace {
@@ -46,7 +46,7 @@ TEST(RowSoftmaxTest, MatchesAtSoftmaxAtEveryLength) {
 
 TEST(RowSoftmaxTest, PortableKernelMatchesToo) {
   at::manual_seed(8);
-  ScopedPortableKernels portable;
+  ScopedCpuKernelMode portable(CpuKernelMode::kPortable);
   for (int64_t length : {1, 7, 8, 29, 128}) ExpectSoftmax(3, length);
 }
 
