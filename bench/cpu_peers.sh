@@ -51,4 +51,5 @@ for round in $(seq 1 "$ROUNDS"); do
      --configs "$CONFIG" --shapes "$SHAPES" --variants fp32,int8 --threads "$THREADS" --torch-engines none \
      --idle-wait 60 --python "$PY" --out "$OUT/ort-$round.json" >"$OUT/ort-$round.txt" 2>&1)
 done
+python3 bench/provenance.py stamp --threads="$THREADS" "$OUT"/ours-*.json "$OUT"/ort-*.json
 "$PY" bench/cpu_peers_table.py "$OUT" | tee "$OUT/table.md"

@@ -32,6 +32,13 @@ for round in $(seq 1 "$ROUNDS"); do
   podman run --rm --network host -v "$PWD:/src:ro" -v "$TRIXIE_BUILD:/build" -v "$OUT:/out" "$IMAGE" \
     /build/out/bench/model_bench "${ARGS[@]}" --benchmark_out="/out/libtorch-2.6-$round.json" >/dev/null 2>&1
 done
+# Each side's provenance where it ran (the container's LibTorch and oneDNN).
+python3 bench/provenance.py stamp --threads="$THREADS" "$OUT"/libtorch-1.13-*.json
+dirty=false
+[[ -n $(git status --porcelain --untracked-files=no) ]] && dirty=true
+podman run --rm --network host -v "$PWD:/src:ro" -v "$OUT:/out" -e DEBERTA_COMMIT="$(git rev-parse HEAD)" \
+  -e DEBERTA_DIRTY="$dirty" -e THREADS="$THREADS" "$IMAGE" \
+  sh -c 'python3 /src/bench/provenance.py stamp --threads="$THREADS" /out/libtorch-2.6-*.json'
 python3 - "$OUT" <<'PY' | tee "$OUT/table.md"
 import glob, json, os, statistics, sys
 out = sys.argv[1]

@@ -74,7 +74,8 @@ long MinorFaults() {
 double GemmGflops(int64_t tokens, int64_t in, int64_t out, at::ScalarType dtype) {
   c10::InferenceMode guard;
   const bool int8 = dtype == at::kChar;
-  const at::ScalarType data = int8 ? at::kFloat : dtype;
+  // As the engine computes on this device (bfloat16 may run as float32).
+  const at::ScalarType data = int8 ? at::kFloat : g_device.is_cpu() ? CpuComputeDType(dtype) : dtype;
   at::Tensor x = at::randn({tokens, in}).to(g_device, data), w = at::randn({out, in}).to(g_device, data);
   const Int8Linear int8_linear = int8 ? Int8Linear::Pack(w, at::Tensor()) : Int8Linear();
   auto product = [&] { return int8 ? int8_linear.forward(x) : LinearInDType(x, w, at::Tensor()); };
@@ -111,7 +112,7 @@ Prepared& Network(const std::string& which, at::ScalarType dtype) {
   if (dtype == at::kChar) {
     p.network->Prepare(Int8ComputeDType(), /*int8_encoder=*/true);
   } else {
-    p.network->Prepare(dtype);
+    p.network->Prepare(g_device.is_cpu() ? CpuComputeDType(dtype) : dtype);  // As LoadNetwork does.
   }
   return cache.emplace(key, std::move(p)).first->second;
 }

@@ -122,7 +122,7 @@ int Run(const Flags& flags) {
     if (!UseOnednnQuantizedEngine().ok()) return 1;
     network->Prepare(Int8ComputeDType(), /*int8_encoder=*/true);
   } else {
-    network->Prepare(flags.dtype == "bf16" ? at::kBFloat16 : at::kFloat);
+    network->Prepare(CpuComputeDType(flags.dtype == "bf16" ? at::kBFloat16 : at::kFloat));  // As LoadNetwork does.
   }
   c10::InferenceMode guard;
   NetworkInputs inputs{at::randint(5, 1000, {flags.batch, flags.length}, at::kLong), at::Tensor(),

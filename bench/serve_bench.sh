@@ -152,4 +152,5 @@ errors = {k: v[0]["errors"] for k, v in runs.items() if isinstance(v, list) and 
 print("errors:", errors if errors else "none")
 json.dump(runs, open(results, "w"), indent=1)
 PY
+python3 bench/provenance.py stamp --threads="$THREADS" "$RESULTS"
 echo "raw results: $RESULTS" >&2

@@ -75,3 +75,4 @@ for dtype in dtypes.split():
     errors = {k: v for r in engine + server for k, v in r["errors"].items()}
     print(f"| {dtype} | {e:.0f} | {s:.0f} | {s / e:.2f} | {errors or 'none'} |")
 PY
+python3 bench/provenance.py stamp --threads="$THREADS" "$OUT"/*.json

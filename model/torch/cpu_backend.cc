@@ -1,7 +1,6 @@
 // The CPU backend's probe and choice (see cpu_backend.h).
 #include "model/torch/cpu_backend.h"
 
-#include <ATen/Context.h>
 
 #include <algorithm>
 #include <array>
@@ -195,11 +194,6 @@ CpuProbe MakeProbe() {
   probe.aten_capability = AtenCapabilityName(probe.hardware);
 #ifdef DEBERTA_WITH_ONEDNN
   ProbeOnednn(&probe);
-  // LibTorch's own bfloat16 products go to oneDNN when LibTorch's check of
-  // the CPU (uncapped) says AVX-512; where oneDNN itself (capped, or on an
-  // older oneDNN) makes no bfloat16 matmul, that would fail at serve time.
-  // Its native kernels then, as on a CPU without AVX-512.
-  if (!probe.onednn_bfloat16_matmul) at::globalContext().setUserEnabledMkldnn(false);
 #endif
   return probe;
 }
@@ -235,10 +229,15 @@ CpuKernelChoice Choose(const CpuProbe& probe, CpuKernelMode mode) {
   c.avx2_kernels = probe.usable.avx2_fma;
   c.avx512_kernels = probe.usable.avx512;
   c.int8_other_products = probe.usable.avx512_bf16 && probe.onednn_bfloat16_matmul ? at::kBFloat16 : at::kFloat;
+  c.bfloat16_as_float32 = kOnednn && !probe.onednn_packed_bfloat16 && !probe.onednn_bfloat16_matmul;
   if (!kOnednn) why.push_back("built without oneDNN: LibTorch's products");
   if (kOnednn && !probe.onednn_packed_float32) why.push_back("oneDNN has no packed float32 kernel here");
   if (kOnednn && !probe.onednn_packed_bfloat16) why.push_back("no packed bfloat16 kernel (needs AVX-512)");
-  if (kOnednn && !probe.onednn_bfloat16_matmul) why.push_back("no oneDNN bfloat16 matmul: bfloat16 attention op by op");
+  if (c.bfloat16_as_float32) {
+    why.push_back("no oneDNN bfloat16 kernels: bfloat16 runs as float32 (LibTorch's own: 9 tokens/s)");
+  } else if (kOnednn && !probe.onednn_bfloat16_matmul) {
+    why.push_back("no oneDNN bfloat16 matmul: bfloat16 attention op by op");
+  }
   if (!vnni) why.push_back("no int8 VNNI kernel: int8 weights, float32 products");
   if (!probe.usable.avx2_fma) why.push_back("no AVX2+FMA: portable kernels");
   switch (mode) {
@@ -296,7 +295,7 @@ bool SameChoice(const CpuKernelChoice& a, const CpuKernelChoice& b) {
          a.fused_attention_float32 == b.fused_attention_float32 &&
          a.fused_attention_bfloat16 == b.fused_attention_bfloat16 && a.sgemm_products == b.sgemm_products &&
          a.avx2_kernels == b.avx2_kernels && a.avx512_kernels == b.avx512_kernels &&
-         a.int8_other_products == b.int8_other_products;
+         a.int8_other_products == b.int8_other_products && a.bfloat16_as_float32 == b.bfloat16_as_float32;
 }
 
 // In the enum's order (CpuKernelsFor indexes by it).
@@ -329,7 +328,8 @@ std::string CpuKernelChoice::Describe() const {
       << ", int8 " << Int8Name(int8_linear) << "; attention float32 "
       << (fused_attention_float32 ? "fused" : "op by op") << ", bfloat16 "
       << (fused_attention_bfloat16 ? "fused" : "op by op") << "; int8 other products "
-      << c10::toString(int8_other_products) << "; own kernels "
+      << c10::toString(int8_other_products) << (bfloat16_as_float32 ? "; bfloat16 runs as float32" : "")
+      << "; own kernels "
       << (avx512_kernels ? "AVX-512/AVX2" : avx2_kernels ? "AVX2" : "portable");
   if (!reasons.empty()) out << " (" << reasons << ")";
   return out.str();
@@ -393,6 +393,10 @@ bool ForceCpuKernelMode(const std::string& name) {
     }
   }
   return false;
+}
+
+at::ScalarType CpuComputeDType(at::ScalarType requested) {
+  return requested == at::kBFloat16 && CpuKernels().bfloat16_as_float32 ? at::kFloat : requested;
 }
 
 bool UseAvx2Kernels() { return CpuKernels().avx2_kernels; }

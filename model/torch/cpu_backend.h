@@ -14,6 +14,9 @@
 //                    outside the int8 budget: docs/cpu-backend.md)
 //   attention        CpuAttention (oneDNN products, our per-head pass) where
 //                    oneDNN makes the dtype's matmul > op by op (LibTorch)
+//   bfloat16         as asked where oneDNN has bfloat16 kernels; else float32
+//                    (with a start-up warning): LibTorch's own bfloat16
+//                    products are no path to serve on (9 tokens/s)
 //   our kernels      AVX2 + FMA intrinsics where usable > portable C++
 //
 // A product oneDNN refuses is a fallback chosen here, never an error at
@@ -65,8 +68,7 @@ struct CpuProbe {
   bool onednn_int8_vnni = false;        // brgemm for u8 x s8 (VNNI or AMX)
 };
 
-// The probe; the first call makes it (a few milliseconds) and applies the
-// one process-wide LibTorch setting it implies (see CpuKernelChoice).
+// The probe; the first call makes it (a few milliseconds).
 const CpuProbe& ProbeCpu();
 
 enum class LinearKernel { kOnednnPacked, kOnednnSgemm, kLibTorch };
@@ -86,6 +88,10 @@ struct CpuKernelChoice {
   bool avx2_kernels = false;
   // The same for the activation quantizer's AVX-512 version.
   bool avx512_kernels = false;
+  // A bfloat16 network runs in float32: the CPU has no bfloat16 kernels
+  // (neither oneDNN's packed nor any oneDNN bfloat16 matmul), and
+  // LibTorch's own bfloat16 products ran 90x slower than float32 there.
+  bool bfloat16_as_float32 = false;
   // The compute dtype of an int8 network's other products (attention,
   // heads): bfloat16 where the CPU has bf16 instructions and oneDNN a
   // bfloat16 matmul, else float32.
@@ -102,6 +108,10 @@ struct CpuKernelChoice {
   // One line for the start-up log and ModelInfo.
   std::string Describe() const;
 };
+
+// The dtype a CPU network computes in when `requested` is asked for:
+// float32 for bfloat16 where CpuKernels().bfloat16_as_float32, else as is.
+at::ScalarType CpuComputeDType(at::ScalarType requested);
 
 // The probe and the choice in force, one line: "CPU <model>: <usable
 // sets> [caps]; oneDNN <version> <isa>; ATen <capability>; <choice>".

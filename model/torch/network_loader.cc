@@ -31,7 +31,14 @@ namespace {
 absl::StatusOr<at::ScalarType> ScalarTypeFor(ComputeDType dtype, const c10::Device& device) {
   switch (dtype) {
     case ComputeDType::kFloat32: return at::kFloat;
-    case ComputeDType::kBFloat16: return at::kBFloat16;
+    case ComputeDType::kBFloat16:
+      if (device.is_cpu() && CpuComputeDType(at::kBFloat16) != at::kBFloat16) {
+        LOG(WARNING) << "bfloat16 asked for, but this CPU has no bfloat16 kernels (" << ProbeCpu().usable.Names()
+                     << "; oneDNN " << ProbeCpu().onednn_isa << "): running float32, which is faster here "
+                     << "and as accurate, with float32's memory (docs/cpu-backend.md)";
+        return at::kFloat;
+      }
+      return at::kBFloat16;
     case ComputeDType::kFloat16:
       if (!device.is_cuda()) {
         return absl::InvalidArgumentError(

@@ -38,8 +38,7 @@ int ResolveThreadCount(int num_threads) {
 
 void ConfigureRuntime(int num_threads) {
   at::set_num_threads(ResolveThreadCount(num_threads));
-  // The CPU backend's probe, once, before any product: it also sets the one
-  // LibTorch switch its choice implies (cpu_backend.cc, MakeProbe).
+  // The CPU backend's probe, once, at start rather than in the first load.
   ProbeCpu();
   // glibc returns large freed blocks (tensors) to the OS after every
   // forward, so the next forward page-faults them back in: up to 2 million
