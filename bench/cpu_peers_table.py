@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The table of bench/cpu_peers.sh: per shape, each engine's tokens/s (the
 median over the rounds; each round's figure in brackets) and the ratios of
-ours to ONNX Runtime. Standard library only.
+ours to ONNX Runtime (of the medians; each paired round's in brackets). Standard library only.
 
     bench/cpu_peers_table.py OUT_DIR      (reads ours-N.json and ort-N.json)
 """
@@ -57,10 +57,15 @@ def main():
             values = [r[(key, shape)] for r in data if (key, shape) in r]
             median[(name, shape)] = statistics.median(values) if values else float("nan")
             cells.append(f"{median[(name, shape)]:.0f} [" + ", ".join(f"{v:.0f}" for v in values) + "]")
-        ratio = lambda a, b: median[(a, shape)] / median[(b, shape)]
+        def ratio(ours_key, ort_key):
+            """The ratio of the medians [and of each paired round: ours round k over ORT round k]."""
+            paired = [a[(ours_key, shape)] / b[(ort_key, shape)] for a, b in zip(ours_rounds, ort_rounds)
+                      if (ours_key, shape) in a and (ort_key, shape) in b]
+            names = {"fp32": "fp32", "bf16": "bf16", "int8": "int8"}
+            m = median[(f"ours {names[ours_key]}", shape)] / median[(f"ORT {ort_key}", shape)]
+            return f"{m:.2f} [" + ", ".join(f"{r:.2f}" for r in paired) + "]"
         print(f"| {shape} | " + " | ".join(cells) +
-              f" | {ratio('ours int8', 'ORT int8'):.2f} | {ratio('ours bf16', 'ORT int8'):.2f}"
-              f" | {ratio('ours fp32', 'ORT fp32'):.2f} |")
+              f" | {ratio('int8', 'int8')} | {ratio('bf16', 'int8')} | {ratio('fp32', 'fp32')} |")
 
 
 if __name__ == "__main__":
