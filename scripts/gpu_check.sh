@@ -18,6 +18,7 @@
 # its tiny configs; float16 is skipped there (no CPU kernels).
 #
 #   scripts/gpu_check.sh [OUT_DIR]      (default $OUT, else build/gpu-check)
+#   GPU_CHECK_BENCH=0: the build and the golden cases only (a short recheck)
 #
 # Writes into OUT_DIR: gpu_check.json (environment, build, every golden
 # record, the verdict), model_bench.json (Google Benchmark's JSON),
@@ -149,7 +150,7 @@ else
   bench_args=(--dtypes=bf16 --shapes=1x128 --min_time=0.5 --threads="$(nproc)" --graphs=off,on)
   peer_configs=tiny,tiny-v3; peer_shapes=1x128; peer_dtypes=(bfloat16)
 fi
-if [[ -x $bench ]]; then
+if [[ -x $bench && ${GPU_CHECK_BENCH:-1} != 0 ]]; then
   if "$bench" --device="$device" --configs=v1,v3 "${bench_args[@]}" \
        --benchmark_out="$out/model_bench.json" --benchmark_out_format=json; then
     record model_bench "\"ok\": true, \"file\": \"model_bench.json\", \"cuda_graphs\": \"off and on: the /graph rows replay a recorded encoder per shape\""
@@ -165,7 +166,7 @@ for candidate in .gpu-check/peers ../shared/peers; do
   [[ -z $peers && -f $candidate/eager_bench.py ]] && peers=$candidate
 done
 : >"$out/eager.jsonl"
-if [[ -n $python && -n $peers ]]; then
+if [[ -n $python && -n $peers && ${GPU_CHECK_BENCH:-1} != 0 ]]; then
   for dtype in "${peer_dtypes[@]}"; do
     PYTHONDONTWRITEBYTECODE=1 "$python" "$peers/eager_bench.py" --config "$peer_configs" --shapes "$peer_shapes" \
       --device "${device%%:*}" --dtype "$dtype" --runs 10 --json "$work/eager-$dtype.jsonl" >/dev/null ||
