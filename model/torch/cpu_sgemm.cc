@@ -103,6 +103,7 @@ at::Tensor CpuSgemmProduct(const at::Tensor& a, const at::Tensor& b, bool transp
   TORCH_CHECK(failed.load() == 0, "oneDNN sgemm failed (status ", failed.load(), ")");
 #else
   (void)transpose_b;
+  (void)dims;
   TORCH_CHECK(false, "this build has no oneDNN sgemm");
 #endif
   return out;
