@@ -21,7 +21,7 @@ std::string GoldenDir();
 // --dtype=int8's accuracy budget on the golden cases (the encoder's linear
 // layers in int8, dynamic quantization on oneDNN; the other products in
 // bfloat16 on this CPU): largest errors measured over the three cases
-// (README "Accuracy"): classifier logits 0.022 (case c), MLM logits 0.51
+// (docs/accuracy.md): classifier logits 0.022 (case c), MLM logits 0.51
 // (case b, mlm_logits_emd); with the other products in float32 (CPUs
 // without bf16) 0.019 and 0.41. Bounds: 0.04 (1.8x headroom) and 0.6 (1.2x:
 // a wider one leaves case a fewer than the 10 decisive positions the argmax
@@ -33,7 +33,7 @@ inline constexpr double kInt8ClassifierTolerance = 0.04;
 inline constexpr double kInt8MlmTolerance = 0.6;
 // bfloat16 (matrix products in bfloat16; LayerNorm, softmax, the score
 // sums and residuals in float32). Largest absolute logit errors measured
-// over the three cases (README "Accuracy"): classifier 0.0085 (case b),
+// over the three cases (docs/accuracy.md): classifier 0.0085 (case b),
 // MLM 0.195 (case a, mlm_logits_emd; logits reach 14-18). The bounds keep
 // 1.3-2.3x headroom.
 inline constexpr double kBf16ClassifierTolerance = 0.02;
