@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "model/torch/cpu_backend.h"
-#include "model/torch/cpu_sgemm.h"
+#include "model/torch/layers.h"
 
 #ifdef DEBERTA_WITH_ONEDNN
 #include "model/torch/onednn_engine.h"
@@ -30,6 +30,11 @@ namespace {
 // channel of zeros keeps a tiny scale instead of dividing by zero.
 at::Tensor ChannelScales(const at::Tensor& w) {
   return std::get<0>(w.abs().max(/*dim=*/1)).div(127.0).clamp_min(1e-12);
+}
+
+// w [out, in] as int8 on its channels' `scales`.
+at::Tensor QuantizeWeights(const at::Tensor& w, const at::Tensor& scales) {
+  return at::round(w / scales.unsqueeze(1)).clamp(-127, 127).to(at::kChar).contiguous();
 }
 
 }  // namespace
@@ -181,7 +186,7 @@ at::ScalarType Int8ComputeDType() { return CpuKernels().int8_other_products; }
 #ifdef DEBERTA_WITH_ONEDNN
 bool Int8Linear::PackForOnednn(const at::Tensor& w, const at::Tensor& scales, const at::Tensor& bias,
                                Packed* packed) {
-  const at::Tensor quantized = at::round(w / scales.unsqueeze(1)).clamp(-127, 127).to(at::kChar).contiguous();
+  const at::Tensor quantized = QuantizeWeights(w, scales);
   packed->scales = std::vector<float>(scales.data_ptr<float>(), scales.data_ptr<float>() + packed->out);
   const memory::desc any({packed->in, packed->out}, memory::data_type::s8, memory::format_tag::any);
   try {
@@ -217,7 +222,7 @@ Int8Linear Int8Linear::Pack(const at::Tensor& weight, const at::Tensor& bias, bo
   Int8Linear linear;
   const Int8Kernel kernel = CpuKernels().int8_linear;
   if (kernel == Int8Kernel::kWeightOnly) {
-    packed->int8_weights = at::round(w / scales.unsqueeze(1)).clamp(-127, 127).to(at::kChar).contiguous();
+    packed->int8_weights = QuantizeWeights(w, scales);
     packed->weight_scales = scales.unsqueeze(1).clone();
     // A copy: the caller may empty its own (DenseImpl::Release changes it in place).
     if (bias.defined()) packed->float_bias = bias.to(at::kFloat).contiguous().clone();
@@ -259,9 +264,7 @@ at::Tensor Int8Linear::forward(const at::Tensor& x, at::ScalarType out_dtype) co
     // Widened per call: the weights stay int8 in memory (a quarter of
     // float32's), the product is float32's (no 16-bit sums to saturate).
     const at::Tensor weight = p.int8_weights.to(at::kFloat).mul_(p.weight_scales);
-    const at::Tensor y = CpuSgemmApplies(input, weight) ? CpuSgemmLinear(input, weight, p.float_bias)
-                                                        : at::linear(input, weight, p.float_bias);
-    return y.to(out_dtype);
+    return LinearInDType(input, weight, p.float_bias).to(out_dtype);
   }
   if (p.params) return p.params->apply_dynamic(input, /*reduce_range=*/false).to(out_dtype);
 #ifdef DEBERTA_WITH_ONEDNN
