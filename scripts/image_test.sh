@@ -10,7 +10,15 @@
 #                                  CUDA LibTorch), built with CUDNN=none and run without a GPU:
 #                                  --device=cpu on the demo model and on a golden model (answers
 #                                  checked against the golden logits), and --device=cuda:0 must
-#                                  exit non-zero at once saying no CUDA device is visible
+#                                  exit non-zero at once saying no CUDA device is visible; then
+#                                  its test stage (the image's build tree plus the tests, run on
+#                                  Debian 13's LibTorch 2.6: the model, service and e2e labels),
+#                                  kept as the image localhost/deberta-serve:cuda-test
+#
+# Both build with -DDEBERTA_WERROR=ON, as CI's own build. The CPU image's
+# build stage reads the host's ccache ($CCACHE_DIR, which scripts/test.sh
+# sets; mounted read-only): the host build has just compiled the same files
+# with the same compiler and flags, so the image links instead of compiling.
 #
 # No registry is reachable, so the Debian base image is made here with
 # `debootstrap --variant=minbase` from the mirror in this machine's apt
@@ -42,12 +50,16 @@ if [[ $MODE == cpu ]]; then
   BASE_IMAGE=docker.io/library/debian:bookworm-slim
   IMAGE=localhost/deberta-serve:cpu
   debian_base_image bookworm "$BASE_IMAGE"
-  BUILD_FLAGS=(-f docker/Dockerfile)
+  BUILD_FLAGS=(-f docker/Dockerfile --build-arg CMAKE_ARGS=-DDEBERTA_WERROR=ON)
+  if [[ -n ${CCACHE_DIR:-} && -d $CCACHE_DIR ]]; then
+    BUILD_FLAGS+=(-v "$CCACHE_DIR:/host-ccache:ro" --build-arg HOST_CCACHE=/host-ccache)
+  fi
 else
-  BASE_IMAGE=localhost/debian:trixie-minbase  # The one scripts/libtorch2_test.sh uses too.
+  BASE_IMAGE=localhost/debian:trixie-minbase
   IMAGE=localhost/deberta-serve:cuda
   debian_base_image trixie "$BASE_IMAGE"
-  BUILD_FLAGS=(-f docker/Dockerfile.cuda --build-arg BASE_IMAGE="$BASE_IMAGE" --build-arg CUDNN=none)
+  BUILD_FLAGS=(-f docker/Dockerfile.cuda --build-arg BASE_IMAGE="$BASE_IMAGE" --build-arg CUDNN=none
+               --build-arg CMAKE_ARGS=-DDEBERTA_WERROR=ON)
 fi
 
 echo "image_test: building $IMAGE"
@@ -151,5 +163,16 @@ podman logs "$NAME" >"$ROOT/server.log" 2>&1
 grep -q "signal 15, draining" "$ROOT/server.log" && grep -q "stopped" "$ROOT/server.log" ||
   { echo "FAIL: no drain in the log"; cat "$ROOT/server.log"; exit 1; }
 echo "ok   SIGTERM: drained, exit code 0"
+
+if [[ $MODE == cuda ]]; then
+  # The build stage is cached from the image just built: only the tests compile.
+  echo "image_test: test stage (Debian 13, LibTorch 2.6)"
+  started=$SECONDS
+  podman build --network host --pull=never "${BUILD_FLAGS[@]}" --target test \
+    -t localhost/deberta-serve:cuda-test . >"$ROOT/test-$MODE.log" 2>&1 ||
+    { grep -E "test stage: |tests? failed|Failed|\*\*\*|error:" "$ROOT/test-$MODE.log" | tail -60; exit 1; }
+  grep -E "^test stage: |tests passed|Total Test time" "$ROOT/test-$MODE.log"
+  echo "ok   Debian 13 tests passed in $((SECONDS - started)) s"
+fi
 podman image prune -f >/dev/null 2>&1 || true  # Layers of earlier builds.
 echo "image_test: $MODE passed"

@@ -1,5 +1,5 @@
 # Sourced by the scripts that build and run images with podman
-# (image_test.sh, libtorch2_test.sh): the podman settings from
+# (image_test.sh, bench/libtorch_versions.sh): the podman settings from
 # docker/podman/ (CONTAINERS_CONF, CONTAINERS_STORAGE_CONF, images under
 # $ROOT = $IMAGE_TEST_ROOT, by default build/podman), the Debian mirror
 # this machine's apt uses, and base images made with debootstrap (no
