@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # The engine on Debian 12's LibTorch 1.13 (this machine's build) next to
-# Debian 13's LibTorch 2.6 (the trixie build of scripts/libtorch2_test.sh,
-# run in its container), rounds alternating back to back: model_bench,
+# Debian 13's LibTorch 2.6 (the build tree of the CUDA image's test stage,
+# localhost/deberta-serve:cuda-test, computing on the CPU), rounds
+# alternating back to back: model_bench,
 # deberta-base (v1) size, random weights, fp32 / bf16 / int8, 2 threads.
 #
 #   bench/libtorch_versions.sh [OUT_DIR]   (default bench/results/libtorch-versions)
 #   env: BUILD (build), ROUNDS (2), THREADS (2), SHAPES (1x128,8x128,32x64)
-# Needs scripts/libtorch2_test.sh to have run (its image and build folder).
+# Needs `scripts/image_test.sh --cuda` to have run (it tags that image).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if [[ $(id -u) -ne 0 ]]; then exec sudo -E "$0" "$@"; fi
@@ -16,29 +17,26 @@ ROUNDS=${ROUNDS:-2}
 THREADS=${THREADS:-2}
 SHAPES=${SHAPES:-1x128,8x128,32x64}
 source scripts/podman_env.sh
-IMAGE=localhost/deberta-serve:trixie-build
-TRIXIE_BUILD=$ROOT/libtorch2-build
+IMAGE=localhost/deberta-serve:cuda-test
 mkdir -p "$OUT"
 OUT=$(cd "$OUT" && pwd)
 ARGS=(--threads="$THREADS" --dtypes=fp32,bf16,int8 --configs=v1 --shapes="$SHAPES" --min_time=3
       --benchmark_out_format=json)
 cmake --build "$BUILD" --target model_bench >/dev/null
-podman run --rm --network host -v "$PWD:/src:ro" -v "$TRIXIE_BUILD:/build" "$IMAGE" \
-  cmake --build /build/out --target model_bench >/dev/null
 for round in $(seq 1 "$ROUNDS"); do
   echo "libtorch_versions: round $round: LibTorch 1.13 (Debian 12)"
   "$BUILD/bench/model_bench" "${ARGS[@]}" --benchmark_out="$OUT/libtorch-1.13-$round.json" >/dev/null 2>&1
   echo "libtorch_versions: round $round: LibTorch 2.6 (Debian 13)"
-  podman run --rm --network host -v "$PWD:/src:ro" -v "$TRIXIE_BUILD:/build" -v "$OUT:/out" "$IMAGE" \
-    /build/out/bench/model_bench "${ARGS[@]}" --benchmark_out="/out/libtorch-2.6-$round.json" >/dev/null 2>&1
+  podman run --rm --network host -v "$OUT:/out" "$IMAGE" \
+    /build/bench/model_bench "${ARGS[@]}" --benchmark_out="/out/libtorch-2.6-$round.json" >/dev/null 2>&1
 done
 # Each side's provenance where it ran (the container's LibTorch and oneDNN).
 python3 bench/provenance.py stamp --threads="$THREADS" "$OUT"/libtorch-1.13-*.json
 dirty=false
 [[ -n $(git status --porcelain --untracked-files=no) ]] && dirty=true
-podman run --rm --network host -v "$PWD:/src:ro" -v "$OUT:/out" -e DEBERTA_COMMIT="$(git rev-parse HEAD)" \
+podman run --rm --network host -v "$PWD:/repo:ro" -v "$OUT:/out" -e DEBERTA_COMMIT="$(git rev-parse HEAD)" \
   -e DEBERTA_DIRTY="$dirty" -e THREADS="$THREADS" "$IMAGE" \
-  sh -c 'python3 /src/bench/provenance.py stamp --threads="$THREADS" /out/libtorch-2.6-*.json'
+  sh -c 'python3 /repo/bench/provenance.py stamp --threads="$THREADS" /out/libtorch-2.6-*.json'
 python3 - "$OUT" <<'PY' | tee "$OUT/table.md"
 import glob, json, os, statistics, sys
 out = sys.argv[1]
