@@ -170,7 +170,7 @@ if [[ $MODE == cuda ]]; then
   started=$SECONDS
   podman build --network host --pull=never "${BUILD_FLAGS[@]}" --target test \
     -t localhost/deberta-serve:cuda-test . >"$ROOT/test-$MODE.log" 2>&1 ||
-    { grep -E "test stage: |tests? failed|Failed|\*\*\*|error:" "$ROOT/test-$MODE.log" | tail -60; exit 1; }
+    { grep -E -A3 "test stage: |tests? failed|Failed|\*\*\*|error:|CMake Error" "$ROOT/test-$MODE.log" | tail -60; exit 1; }
   grep -E "^test stage: |tests passed|Total Test time" "$ROOT/test-$MODE.log"
   echo "ok   Debian 13 tests passed in $((SECONDS - started)) s"
 fi
