@@ -1,7 +1,8 @@
-// libFuzzer target: requests to tasks. The bytes are a ClassifyRequest or
-// a FillMaskRequest (the first byte chooses), parsed and built against a
-// model of 100 ids and 3 labels with the golden GPT-2 tokenizer for text;
-// every task built must pass the model's own validation.
+// libFuzzer target: requests to the tasks' inputs. The bytes are a
+// ClassifyRequest, a FillMaskRequest or a ZeroShotClassifyRequest (the
+// first byte chooses), parsed and checked against a model of 1000 ids and 3
+// NLI labels with the golden GPT-2 tokenizer for text; every input built
+// must pass the model's own validation.
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -9,6 +10,9 @@
 
 #include "model/tokenizer.h"
 #include "service/request_builder.h"
+#include "service/tasks/classify.h"
+#include "service/tasks/fill_mask.h"
+#include "service/tasks/zero_shot.h"
 
 namespace {
 
@@ -41,33 +45,32 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   options.truncate = (data[0] & 2) != 0;
   options.tokenizer = Golden();
   const std::string bytes(reinterpret_cast<const char*>(data + 1), size - 1);
-  auto check = [&](const std::vector<std::unique_ptr<deberta::service::BatchTask>>& tasks, bool masked) {
-    for (const auto& task : tasks) {
-      const bool ok = masked ? deberta::model::ValidateMaskedSequence(info, task->input).ok()
-                             : deberta::model::ValidateSequence(info, task->input.sequence).ok();
-      if (!ok) std::abort();
-    }
+  auto check = [](bool ok) {
+    if (!ok) std::abort();
   };
   switch (data[0] % 3) {
     case 0: {
       pb::ClassifyRequest request;
       if (!request.ParseFromString(bytes)) return 0;
-      auto built = deberta::service::BuildClassifyTasks(request, info, options);
-      if (built.ok()) check(built->tasks, /*masked=*/false);
+      auto built = deberta::service::BuildClassifyInputs(request, info, options);
+      if (!built.ok()) break;
+      for (const auto& input : built->sequences) check(deberta::model::ValidateSequence(info, input.sequence).ok());
       break;
     }
     case 1: {
       pb::FillMaskRequest request;
       if (!request.ParseFromString(bytes)) return 0;
-      auto built = deberta::service::BuildFillMaskTasks(request, info, options);
-      if (built.ok()) check(*built, /*masked=*/true);
+      auto built = deberta::service::BuildFillMaskInputs(request, info, options);
+      if (!built.ok()) break;
+      for (const auto& input : *built) check(deberta::model::ValidateMaskedSequence(info, input.input).ok());
       break;
     }
     default: {
       pb::ZeroShotClassifyRequest request;
       if (!request.ParseFromString(bytes)) return 0;
-      auto built = deberta::service::BuildZeroShotTasks(request, info, options);
-      if (built.ok()) check(built->tasks, /*masked=*/false);
+      auto built = deberta::service::BuildZeroShotInputs(request, info, options);
+      if (!built.ok()) break;
+      for (const auto& pair : built->pairs) check(deberta::model::ValidateSequence(info, pair).ok());
     }
   }
   return 0;

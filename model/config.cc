@@ -311,12 +311,14 @@ absl::StatusOr<DebertaConfig> ParseJsonObject(const json& j) {
   }
   if (c.labels.empty()) return FieldError("num_labels", "must be > 0");
   DEBERTA_ASSIGN_OR_RETURN(std::string problem_type, GetString(j, "problem_type", ""));
-  if (!problem_type.empty()) c.problem_type = problem_type;
-  if (c.problem_type != "single_label_classification" && c.problem_type != "multi_label_classification" &&
-      c.problem_type != "regression") {
-    return FieldError("problem_type", absl::StrCat("is '", c.problem_type,
-                                                   "'; expected single_label_classification, "
-                                                   "multi_label_classification or regression"));
+  if (!problem_type.empty()) {
+    const std::optional<ProblemType> parsed = ParseProblemType(problem_type);
+    if (!parsed) {
+      return FieldError("problem_type", absl::StrCat("is '", problem_type,
+                                                     "'; expected single_label_classification, "
+                                                     "multi_label_classification or regression"));
+    }
+    c.problem_type = *parsed;
   }
   return c;
 }

@@ -10,6 +10,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "model/problem_type.h"
 
 namespace deberta::model {
 
@@ -48,10 +49,8 @@ struct DebertaConfig {
   int64_t pooler_hidden_size = 0;  // Defaults to hidden_size.
   std::string pooler_hidden_act = "gelu";
   std::vector<std::string> labels;  // id2label in id order, or LABEL_i.
-  // How classifier logits become scores: "single_label_classification"
-  // (softmax; also when config.json has none), "multi_label_classification"
-  // (sigmoid per label) or "regression" (the raw values).
-  std::string problem_type = "single_label_classification";
+  // How classifier logits become scores (config.json's "problem_type").
+  ProblemType problem_type = ProblemType::kSingleLabelClassification;
   bool has_legacy_field = false;    // config.json names "legacy" (HF-saved).
 
   // A = heads * head size: width of the attention projections.

@@ -14,6 +14,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
+#include "model/problem_type.h"
 
 namespace deberta::model {
 
@@ -25,7 +26,7 @@ struct ModelInfo {
   bool is_demo = false;      // Random weights: outputs carry no meaning.
   std::vector<std::string> labels;  // Classifier labels in id order.
   // config.json's problem_type: how ClassifyOutput::probabilities are made.
-  std::string problem_type = "single_label_classification";
+  ProblemType problem_type = ProblemType::kSingleLabelClassification;
   int64_t vocab_size = 0;
   int64_t type_vocab_size = 0;      // 0: token type ids are ignored.
   int64_t max_sequence_length = 0;  // Longest accepted sequence, tokens.

@@ -90,13 +90,14 @@ void Batcher::Stop() {
 
 absl::Status Batcher::Schedule(std::vector<std::unique_ptr<BatchTask>> tasks) {
   if (tasks.empty()) return absl::InvalidArgumentError("no sequences to schedule");
-  const Endpoint endpoint = tasks.front()->endpoint;
+  if (tasks.front() == nullptr) return absl::InvalidArgumentError("a task is null");
+  const Endpoint endpoint = tasks.front()->queue();
   if (!IsBatched(endpoint)) {
     return absl::InvalidArgumentError(absl::StrCat(EndpointName(endpoint), " is not a batched endpoint"));
   }
   for (const auto& task : tasks) {
-    if (task == nullptr || task->endpoint != endpoint || !task->done) {
-      return absl::InvalidArgumentError("the tasks of one request must share one endpoint and have `done`");
+    if (task == nullptr || task->queue() != endpoint || task->run() != tasks.front()->run() || !task->done) {
+      return absl::InvalidArgumentError("the tasks of one request must share one queue and kind and have `done`");
     }
   }
   const int q = static_cast<int>(endpoint);
@@ -242,12 +243,9 @@ void Batcher::Run(Replica& replica) {
 void Batcher::AnswerGone(BatchTask& task, absl::Time now, absl::Duration inference, absl::string_view when) {
   const bool expired = task.deadline <= now;
   if (metrics_) metrics_->RecordRejection(expired ? RejectionReason::kDeadlineExceeded : RejectionReason::kCancelled);
-  TaskResult result;
-  result.queued = now - inference - task.enqueue_time;
-  result.inference = inference;
-  task.done(expired ? absl::DeadlineExceededError(absl::StrCat("deadline passed ", when))
-                    : absl::CancelledError(absl::StrCat("client cancelled the request ", when)),
-            std::move(result));
+  task.Answer(expired ? absl::DeadlineExceededError(absl::StrCat("deadline passed ", when))
+                      : absl::CancelledError(absl::StrCat("client cancelled the request ", when)),
+              TaskTiming{now - inference - task.enqueue_time, inference});
 }
 
 void Batcher::AnswerDropped(Tasks dropped, absl::Time now) {
@@ -261,6 +259,17 @@ int64_t PaddedTokens(const std::vector<std::unique_ptr<BatchTask>>& batch) {
   int64_t longest = 0;
   for (const auto& task : batch) longest = std::max<int64_t>(longest, static_cast<int64_t>(task->length()));
   return longest * static_cast<int64_t>(batch.size());
+}
+
+// Runs a batch with its first task's kind; a batch that mixes kinds (two
+// task types naming one queue) fails rather than run a task as another.
+absl::Status RunKindOf(const std::vector<BatchTask*>& batch, model::Engine& engine,
+                       const model::Engine::RowsWanted& rows_wanted) {
+  const BatchTask::RunBatch run = batch.front()->run();
+  for (const BatchTask* task : batch) {
+    if (task->run() != run) return absl::InternalError("a batch mixes two kinds of task in one queue");
+  }
+  return run(engine, batch, rows_wanted);
 }
 
 }  // namespace
@@ -277,11 +286,9 @@ void Batcher::DropUnfinishable(const Replica& replica, Endpoint endpoint, Tasks*
       continue;
     }
     if (metrics_) metrics_->RecordRejection(RejectionReason::kDeadlineExceeded);
-    TaskResult result;
-    result.queued = now - task->enqueue_time;
-    task->done(absl::DeadlineExceededError(absl::StrCat("deadline would pass before the batch finishes (estimated ",
-                                                        absl::FormatDuration(finish - now), ")")),
-               std::move(result));
+    task->Answer(absl::DeadlineExceededError(absl::StrCat("deadline would pass before the batch finishes (estimated ",
+                                                          absl::FormatDuration(finish - now), ")")),
+                 TaskTiming{now - task->enqueue_time, absl::ZeroDuration()});
   }
   *batch = std::move(kept);
 }
@@ -295,37 +302,15 @@ void Batcher::Execute(Replica& replica, Endpoint endpoint, Tasks batch, absl::Ti
   }
   const int64_t padded = longest * static_cast<int64_t>(batch.size());
   const absl::Time start = clock_->Now();
-  absl::Status status;
-  std::vector<TaskResult> results(batch.size());
-  // The engine's answer must have one output per sequence; anything else
-  // fails the batch rather than mismatching answers.
-  auto check_count = [&](size_t outputs) {
-    if (outputs == batch.size()) return absl::OkStatus();
-    return absl::InternalError(
-        absl::StrCat("the engine returned ", outputs, " outputs for ", batch.size(), " sequences"));
-  };
   // Between layers the engine drops the sequences whose caller has gone.
   BatchCallers callers(batch, clock_, start);
   const model::Engine::RowsWanted rows_wanted = [&callers] { return callers.Wanted(); };
-  if (endpoint == Endpoint::kClassify) {
-    std::vector<model::Sequence> inputs;
-    inputs.reserve(batch.size());
-    for (const auto& task : batch) inputs.push_back(task->input.sequence);
-    auto outputs = replica.engine->Classify(inputs, rows_wanted);
-    status = outputs.ok() ? check_count(outputs->size()) : outputs.status();
-    if (status.ok()) {
-      for (size_t i = 0; i < batch.size(); ++i) results[i].classify = std::move((*outputs)[i]);
-    }
-  } else {
-    std::vector<model::MaskedSequence> inputs;
-    inputs.reserve(batch.size());
-    for (const auto& task : batch) inputs.push_back(task->input);
-    auto outputs = replica.engine->FillMask(inputs, rows_wanted);
-    status = outputs.ok() ? check_count(outputs->size()) : outputs.status();
-    if (status.ok()) {
-      for (size_t i = 0; i < batch.size(); ++i) results[i].fill_mask = std::move((*outputs)[i]);
-    }
-  }
+  // Queues hold one kind of task each (Schedule checks each request); the
+  // batch's kind is its first task's.
+  std::vector<BatchTask*> tasks;
+  tasks.reserve(batch.size());
+  for (const auto& task : batch) tasks.push_back(task.get());
+  absl::Status status = RunKindOf(tasks, *replica.engine, rows_wanted);
   const absl::Time end = clock_->Now();
   const absl::Duration inference = end - start;
   callers.Finish(end);
@@ -364,9 +349,7 @@ void Batcher::Execute(Replica& replica, Endpoint endpoint, Tasks batch, absl::Ti
       AnswerGone(*batch[i], end, inference, "during inference");
       continue;
     }
-    results[i].queued = now - batch[i]->enqueue_time;
-    results[i].inference = inference;
-    batch[i]->done(status, std::move(results[i]));
+    batch[i]->Answer(status, TaskTiming{now - batch[i]->enqueue_time, inference});
   }
 }
 

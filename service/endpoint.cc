@@ -1,4 +1,5 @@
-// Names of endpoints, protocols and rejection reasons, as metric label values.
+// Names of endpoints (from the route table), protocols and rejection
+// reasons, as metric label values.
 #include "service/endpoint.h"
 
 #include "service/rejection_reason.h"
@@ -6,13 +7,8 @@
 namespace deberta::service {
 
 const char* EndpointName(Endpoint endpoint) {
-  switch (endpoint) {
-    case Endpoint::kClassify: return "classify";
-    case Endpoint::kFillMask: return "fill_mask";
-    case Endpoint::kGetModelInfo: return "get_model_info";
-    case Endpoint::kTokenize: return "tokenize";
-    case Endpoint::kDetokenize: return "detokenize";
-    case Endpoint::kZeroShotClassify: return "zero_shot_classify";
+  for (const Route& route : kRoutes) {
+    if (route.endpoint == endpoint) return route.label;
   }
   return "unknown";
 }

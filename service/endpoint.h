@@ -1,8 +1,13 @@
-// Endpoint: the one type that names an RPC of the inference service, used
-// by the batcher (one queue per batched endpoint), the metrics (label
-// values) and the handlers; Protocol: how the call arrived.
+// The route table: every RPC of the inference service in one place, as an
+// Endpoint (the type the batcher's queues, the metrics and the handlers
+// use) with its method in the proto, its metric label and its HTTP/JSON
+// path. A new task adds its enum value and its row here. Protocol: how a
+// call arrived.
 #ifndef DEBERTA_SERVICE_ENDPOINT_H_
 #define DEBERTA_SERVICE_ENDPOINT_H_
+
+#include <iterator>
+#include <string_view>
 
 namespace deberta::service {
 
@@ -23,9 +28,34 @@ inline bool IsBatched(Endpoint endpoint) {
   return static_cast<int>(endpoint) < kNumBatchedEndpoints;
 }
 
-// "classify", "fill_mask", "get_model_info", "tokenize", "detokenize",
-// "zero_shot_classify": the `endpoint` label value.
+// One RPC of deberta.serving.v1.InferenceService.
+struct Route {
+  Endpoint endpoint;
+  std::string_view rpc;        // The method's name in the proto.
+  const char* label;           // The `endpoint` label of the metrics, and the access log's.
+  std::string_view http_path;  // The HTTP/JSON API's POST route (json_api.h, openapi.h).
+};
+
+inline constexpr Route kRoutes[] = {
+    {Endpoint::kClassify, "Classify", "classify", "/v1/classify"},
+    {Endpoint::kFillMask, "FillMask", "fill_mask", "/v1/fill-mask"},
+    {Endpoint::kZeroShotClassify, "ZeroShotClassify", "zero_shot_classify", "/v1/zero-shot-classify"},
+    {Endpoint::kTokenize, "Tokenize", "tokenize", "/v1/tokenize"},
+    {Endpoint::kDetokenize, "Detokenize", "detokenize", "/v1/detokenize"},
+    {Endpoint::kGetModelInfo, "GetModelInfo", "get_model_info", "/v1/model"},
+};
+static_assert(std::size(kRoutes) == kNumEndpoints, "every endpoint has one route");
+
+// The `endpoint` label value: "classify", "fill_mask", ...
 const char* EndpointName(Endpoint endpoint);
+
+// The HTTP path of the proto method `rpc`, or empty when the table has none.
+constexpr std::string_view JsonPath(std::string_view rpc) {
+  for (const Route& route : kRoutes) {
+    if (route.rpc == rpc) return route.http_path;
+  }
+  return {};
+}
 
 // How a call reached the service: gRPC from the network, or the HTTP/JSON
 // API (json_api.h), whose requests are in-process gRPC calls.

@@ -1,4 +1,4 @@
-// InferenceCall: the reactor of one Classify or FillMask RPC, in the manner
+// InferenceCall: the reactor of every RPC of the service, in the manner
 // of the reactor classes of gRPC's route_guide callback example. It owns
 // the call's state (start time, first error, the cancellation flag its
 // tasks read) and deletes itself in OnDone; nothing else deletes it.

@@ -1,7 +1,10 @@
-// InferenceServiceImpl: the gRPC callback handlers. Each turns its request
-// into batch tasks (request_builder.h), hands them to the Batcher and
-// returns at once; an error is answered at once. Every Classify and
-// FillMask call is an InferenceCall reactor that owns the call's state.
+// InferenceServiceImpl: the gRPC callback handlers, one line each: every
+// RPC goes through one path (Serve), which checks the API key, admits the
+// call (or answers Unavailable while draining), starts its access-log line
+// and metrics, and hands the request to its task (service/tasks/), whose
+// work it schedules on the Batcher; the call is answered after the last
+// task, or at once when the task needs no engine or fails its checks.
+// Every call is an InferenceCall reactor that owns the call's state.
 // Reactions never block.
 #ifndef DEBERTA_SERVICE_INFERENCE_SERVICE_H_
 #define DEBERTA_SERVICE_INFERENCE_SERVICE_H_
@@ -20,34 +23,46 @@
 #include "service/batcher.h"
 #include "service/metrics.h"
 #include "service/request_builder.h"
+#include "service/tasks/task.h"
 
 namespace deberta::service {
 
 class InferenceCall;
 
-// Thread-safe. Borrows the batcher and metrics, which must outlive the
-// gRPC server that holds this service.
+// Thread-safe. Borrows its dependencies (the batcher, metrics, tokenizer,
+// API keys and access log), which must outlive the gRPC server that holds
+// this service.
 class InferenceServiceImpl final : public serving::v1::InferenceService::CallbackService {
  public:
+  // Settings only; the objects the service uses come to its constructor.
   struct Options {
-    // Limits, truncation and the tokenizer of requests (its mask_token_id
-    // is ignored: special_tokens.mask is used).
+    // Limits and truncation of requests (its tokenizer and mask_token_id
+    // are ignored: the constructor's tokenizer and special_tokens.mask are
+    // used).
     RequestOptions requests;
     // Reported by GetModelInfo; `mask` is what fill-mask predicts when a
     // sequence names no positions.
     model::SpecialTokens special_tokens;
     std::string server_version;
-    // When set, every call needs `authorization: Bearer <key>` with one of
-    // these keys (borrowed; outlives the service).
-    const ApiKeys* api_keys = nullptr;
-    // One line per request when set (borrowed); with `log_payloads` the
-    // line carries the request message too.
-    AccessLog* access_log = nullptr;
+    // With an access log: each line carries the request message too (token
+    // ids and text). REQUIRES: an access log when set.
     bool log_payloads = false;
   };
 
+  // The objects a service borrows besides the batcher; each may be null.
+  struct Borrowed {
+    // The checkpoint's tokenizer (text inputs, tokenization); null: none.
+    const model::Tokenizer* tokenizer = nullptr;
+    // When set, every call needs `authorization: Bearer <key>` with one of
+    // these keys.
+    const ApiKeys* api_keys = nullptr;
+    // One line per request when set.
+    AccessLog* access_log = nullptr;
+    ServiceMetrics* metrics = nullptr;
+  };
+
   InferenceServiceImpl(const model::ModelInfo& info, const Options& options, Batcher* batcher,
-                       ServiceMetrics* metrics);
+                       const Borrowed& borrowed);
 
   // After this, new requests get Unavailable (the server is draining).
   void StopAccepting();
@@ -75,7 +90,12 @@ class InferenceServiceImpl final : public serving::v1::InferenceService::Callbac
                                        serving::v1::DetokenizeResponse* response) override;
 
  private:
-
+  // The one path of every RPC: StartCall, then the task's `start`, then
+  // Submit its tasks (or answer at once).
+  template <typename Request, typename Response>
+  grpc::ServerUnaryReactor* Serve(Endpoint endpoint, grpc::CallbackServerContext* context, const Request* request,
+                                  Response* response, const std::string& request_id,
+                                  StartTask<Request, Response> start);
   // OK, or Unauthenticated when API keys are on and the call carries none
   // of them.
   absl::Status Authorize(const grpc::CallbackServerContext& context) const;
@@ -83,8 +103,9 @@ class InferenceServiceImpl final : public serving::v1::InferenceService::Callbac
   bool TryAcceptCall();
   // An accepted call is done (from its OnDone).
   void CallDone();
-  // A new call, accepted (counted until its OnDone) or, while draining,
-  // already answered Unavailable; `accepted` says which.
+  // A new call: authorized and accepted (counted until its OnDone), or
+  // already answered (Unauthenticated, or Unavailable while draining, each
+  // recorded as a rejection); `accepted` says which.
   InferenceCall* StartCall(Endpoint endpoint, grpc::CallbackServerContext* context,
                            const google::protobuf::Message& request, const std::string& request_id, bool* accepted);
   // The start of a call's access-log line: its protocol (always, for the
@@ -92,25 +113,19 @@ class InferenceServiceImpl final : public serving::v1::InferenceService::Callbac
   // (and `request` itself with log_payloads).
   AccessRecord LogStart(const grpc::CallbackServerContext& context, const google::protobuf::Message& request,
                         const std::string& request_id) const;
-  // Answers a request that failed its checks; returns the call.
+  // Answers a request that failed its task's checks; returns the call.
   InferenceCall* Reject(InferenceCall* call, const absl::Status& invalid);
-  // Answers an RPC that needs no batcher (model info, tokenization) with
-  // `status`, recording it.
-  grpc::ServerUnaryReactor* AnswerNow(grpc::CallbackServerContext* context, Endpoint endpoint,
-                                      const google::protobuf::Message& request, absl::Time start,
-                                      const absl::Status& status);
-  // Schedules `tasks`, each of which writes its result with `write`; the
-  // call is answered after the last task, or at once if scheduling fails.
-  // When every task succeeded, `complete` (if set) runs first, on the
-  // thread of the last task, and its status is the answer's.
-  void Submit(InferenceCall* call, Endpoint endpoint, std::vector<std::unique_ptr<BatchTask>> tasks,
-              std::vector<std::function<void(TaskResult)>> write,
-              std::function<absl::Status()> complete = nullptr);
+  // Schedules the work's tasks; the call is answered after the last task,
+  // or at once if scheduling fails. When every task succeeded, the work's
+  // `complete` (if set) runs first, on the thread of the last task, and its
+  // status is the answer's.
+  void Submit(InferenceCall* call, Endpoint endpoint, TaskWork work);
 
-  const model::ModelInfo info_;
-  const Options options_;
-  const RequestOptions requests_;  // options_.requests with the mask id.
+  const TaskEnv env_;
+  const bool log_payloads_;
   Batcher* const batcher_;
+  const ApiKeys* const api_keys_;  // May be null (no keys needed).
+  AccessLog* const access_log_;    // May be null (no access log).
   ServiceMetrics* const metrics_;  // May be null.
   absl::Mutex calls_mu_;
   bool accepting_ ABSL_GUARDED_BY(calls_mu_) = true;

@@ -1,7 +1,7 @@
 // The OpenAPI 3.0 document of the HTTP/JSON API (served at
 // /v1/openapi.json), generated at start from the API's descriptors compiled
 // into the binary (proto/descriptor_set.h): one POST operation per RPC of
-// InferenceService at its path in json_routes.h, request and response
+// InferenceService at its path in the route table (endpoint.h), request and response
 // schemas in protobuf's canonical JSON mapping (field json names, 64-bit
 // integers as strings, enums by name), descriptions from the proto's
 // comments, the error body, the deadline header and parameter, the health

@@ -1,13 +1,12 @@
-// Turning requests into batch tasks: pure functions of (request, model
-// info, options) that check a request (sequence count, every sequence,
-// top_k, mask positions), truncate when allowed, and return its tasks or
-// the status to answer with. No gRPC server, batcher or engine is involved,
-// so these are tested on literal requests. Each sequence is validated here,
-// once; the engine relies on it.
+// Request sequences into model inputs, with the checks every task shares:
+// pure functions of (request, model info, options) that check a sequence
+// count, tokenize text or copy token ids (truncating when allowed), and
+// validate each sequence, returning it or the status to answer with. The
+// task files (service/tasks/) build their work from these. Each sequence is
+// validated here, once; the engine relies on it.
 #ifndef DEBERTA_SERVICE_REQUEST_BUILDER_H_
 #define DEBERTA_SERVICE_REQUEST_BUILDER_H_
 
-#include <memory>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -15,7 +14,6 @@
 #include "model/engine.h"
 #include "model/text_encoding.h"
 #include "model/tokenizer.h"
-#include "service/batch_task.h"
 
 namespace deberta::service {
 
@@ -45,48 +43,14 @@ struct RequestOptions {
   int64_t max_fill_mask_candidates = 100000;
 };
 
-// Classify tasks, plus how many labels each answer lists.
-struct ClassifyTasks {
-  std::vector<std::unique_ptr<BatchTask>> tasks;  // One per sequence, in order.
-  int top_k = 0;  // Labels listed per result: the request's top_k, or all.
-};
-
-// FailedPrecondition if the model has no classifier (or a sequence is text
-// and there is no tokenizer); InvalidArgument naming the sequence and the
-// problem for bad input. Text sequences are tokenized here. Tasks have endpoint and
-// input set; deadline, cancellation and `done` are the caller's.
-absl::StatusOr<ClassifyTasks> BuildClassifyTasks(const serving::v1::ClassifyRequest& request,
-                                                 const model::ModelInfo& info,
-                                                 const RequestOptions& options);
-
-// FailedPrecondition if the model has no MLM head; InvalidArgument for bad
-// input, and for a request over max_fill_mask_logits or
-// max_fill_mask_candidates (naming the limit: it is not retryable as it is).
-// Positions are the request's, or else every mask token, sorted; for text,
-// the places of "[MASK]" in it (and positions must be empty).
-absl::StatusOr<std::vector<std::unique_ptr<BatchTask>>> BuildFillMaskTasks(
-    const serving::v1::FillMaskRequest& request, const model::ModelInfo& info,
-    const RequestOptions& options);
-
-// Zero-shot classification: one classify task per candidate label, the
-// pair (text, hypothesis), and where the NLI labels are.
-struct ZeroShotTasks {
-  std::vector<std::unique_ptr<BatchTask>> tasks;  // One per candidate, in order.
-  int entailment = -1;     // Label ids in the classifier's output.
-  int contradiction = -1;
-};
-
-// FailedPrecondition without a tokenizer, a classifier, or labels starting
-// with "entail" and "contra" (case-insensitive) in id2label;
-// InvalidArgument for no text, no candidates or too many, or a template
-// without "{}".
-absl::StatusOr<ZeroShotTasks> BuildZeroShotTasks(const serving::v1::ZeroShotClassifyRequest& request,
-                                                 const model::ModelInfo& info, const RequestOptions& options);
-
-// Scores of the candidates from their classifier logits (one vector per
-// candidate), as Hugging Face's zero-shot pipeline computes them.
-std::vector<float> ZeroShotScores(const std::vector<std::vector<float>>& logits, int entailment,
-                                  int contradiction, bool multi_label);
+// "request has no sequences", or more than max_sequences_per_request.
+absl::Status CheckSequenceCount(int count, const RequestOptions& options);
+// "sequence i: <message>", keeping the code.
+absl::Status ForSequence(int index, const absl::Status& status);
+// Whether a request sequence is text (else token ids).
+bool IsText(const serving::v1::Sequence& in);
+// FailedPrecondition without a tokenizer; InvalidArgument for text with ids.
+absl::Status CheckTextInput(const serving::v1::Sequence& in, const RequestOptions& options);
 
 // The tokenization a request asks for: its truncation (the default from
 // `options`), and max_length (0: the model's maximum). InvalidArgument for
@@ -97,6 +61,16 @@ struct TextLimits {
 };
 absl::StatusOr<TextLimits> ResolveTextLimits(serving::v1::Truncation truncation, int64_t max_length,
                                              const model::ModelInfo& info, const RequestOptions& options);
+
+// Tokenizes a text sequence (and its pair) within `limits` and validates
+// it; `truncated` says whether the text was cut to fit.
+absl::StatusOr<model::Sequence> EncodeSequence(const serving::v1::Sequence& in, const TextLimits& limits,
+                                               const model::ModelInfo& info, const RequestOptions& options,
+                                               bool* truncated);
+// Copies a token-id sequence, truncating it when options.truncate allows
+// (the last token, [SEP], stays), and validates it.
+absl::StatusOr<model::Sequence> PrepareSequence(const serving::v1::Sequence& in, const model::ModelInfo& info,
+                                                const RequestOptions& options);
 
 }  // namespace deberta::service
 

@@ -62,9 +62,7 @@ Server::Server(ServerConfig config, std::vector<std::unique_ptr<model::Engine>> 
     : config_(std::move(config)),
       engines_(std::move(engines)),
       tokenizer_(std::move(tokenizer)),
-      metrics_(std::move(registry)) {
-  config_.service.requests.tokenizer = tokenizer_.get();
-}
+      metrics_(std::move(registry)) {}
 
 namespace {
 
@@ -119,12 +117,9 @@ absl::Status Server::Start() {
     absl::StatusOr<std::unique_ptr<ApiKeys>> keys = ApiKeys::Load(security.api_keys_file, security.reload_interval);
     if (!keys.ok()) return keys.status();
     api_keys_ = *std::move(keys);
-    config_.service.api_keys = api_keys_.get();
   }
   if (config_.access_log != AccessLogFormat::kOff) {
     access_log_ = std::make_unique<AccessLog>(config_.access_log, config_.access_log_out);
-    config_.service.access_log = access_log_.get();
-    config_.service.log_payloads = config_.log_payloads;
   }
   metrics_.SetBuildInfo({{"version", config_.service.server_version},
                          {"model", info.name},
@@ -139,7 +134,9 @@ absl::Status Server::Start() {
   std::vector<model::Engine*> replicas;
   for (const auto& engine : engines_) replicas.push_back(engine.get());
   batcher_ = std::make_unique<Batcher>(config_.batcher, std::move(replicas), RealClock::Get(), &metrics_);
-  service_ = std::make_unique<InferenceServiceImpl>(info, config_.service, batcher_.get(), &metrics_);
+  service_ = std::make_unique<InferenceServiceImpl>(
+      info, config_.service, batcher_.get(),
+      InferenceServiceImpl::Borrowed{tokenizer_.get(), api_keys_.get(), access_log_.get(), &metrics_});
   if (absl::Status s = StartGrpc(); !s.ok()) return s;
   if (absl::Status s = StartJsonApi(); !s.ok()) return s;
 

@@ -58,7 +58,7 @@ absl::Status ServerConfig::Validate() const {
   if (requests.max_fill_mask_candidates < 1) {
     return OutOfRange("max_fill_mask_candidates", requests.max_fill_mask_candidates, ">= 1");
   }
-  if (log_payloads && access_log == AccessLogFormat::kOff) {
+  if (service.log_payloads && access_log == AccessLogFormat::kOff) {
     return absl::InvalidArgumentError("--log_payloads needs --access_log=text or --access_log=json");
   }
   return security.Validate();
@@ -82,7 +82,7 @@ std::string ServerConfig::Describe() const {
       " reflection_without_api_key=", security.reflection_without_api_key ? "true" : "false",
       " metrics_without_api_key=", security.metrics_without_api_key ? "true" : "false",
       " credentials_reload_interval=", absl::FormatDuration(security.reload_interval),
-      " access_log=", AccessLogFormatName(access_log), " log_payloads=", log_payloads ? "true" : "false",
+      " access_log=", AccessLogFormatName(access_log), " log_payloads=", service.log_payloads ? "true" : "false",
       " max_batch_size=", batcher.max_batch_size, " max_batch_tokens=", batcher.max_batch_tokens,
       " batch_timeout=", absl::FormatDuration(batcher.batch_timeout),
       " max_queue_size=", batcher.max_enqueued_tasks,

@@ -52,9 +52,6 @@ struct ServerConfig {
   // One line per request (off, text or json), written to access_log_out.
   AccessLogFormat access_log = AccessLogFormat::kOff;
   std::ostream* access_log_out = &std::cout;
-  // Adds each request (token ids, text) to its access-log line. Needs
-  // access_log on.
-  bool log_payloads = false;
 
   // InvalidArgument naming the setting (by its flag) and the allowed range.
   absl::Status Validate() const;

@@ -1,4 +1,4 @@
-// Server flags -> ServerConfig.
+// Server flags -> ServerConfig; each flag's default from ServerConfig's.
 #include "service/server_flags.h"
 
 #include "absl/flags/flag.h"
@@ -6,64 +6,75 @@
 #include "model/demo_model.h"
 #include "model/special_tokens.h"
 
-ABSL_FLAG(std::string, listen_address, "0.0.0.0", "Address to listen on");
-ABSL_FLAG(int, port, 50051, "gRPC port (0 = pick a free one)");
-ABSL_FLAG(int, http_port, -1, "HTTP/JSON API port: POST /v1/classify, ... (-1 = off, 0 = pick a free one)");
-ABSL_FLAG(int, http_threads, 16, "Threads serving the HTTP/JSON API (each open connection holds one)");
-ABSL_FLAG(int, metrics_port, 9464,
+namespace {
+
+// Every flag's default is the default of the setting it fills, so that a
+// default is written once (in its struct) and --help shows it.
+const deberta::service::ServerConfig& Defaults() {
+  static const auto* defaults = new deberta::service::ServerConfig();
+  return *defaults;
+}
+
+}  // namespace
+
+ABSL_FLAG(std::string, listen_address, Defaults().listen_address, "Address to listen on");
+ABSL_FLAG(int, port, Defaults().port, "gRPC port (0 = pick a free one)");
+ABSL_FLAG(int, http_port, Defaults().http_port, "HTTP/JSON API port: POST /v1/classify, ... (-1 = off, 0 = pick a free one)");
+ABSL_FLAG(int, http_threads, Defaults().http_threads, "Threads serving the HTTP/JSON API (each open connection holds one)");
+ABSL_FLAG(int, metrics_port, Defaults().metrics_port,
           "Prometheus /metrics port (-1 = off; 9464, not Prometheus's own 9090)");
-ABSL_FLAG(std::string, metrics_listen_address, "", "Address /metrics listens on ('' = --listen_address)");
-ABSL_FLAG(int, metrics_threads, 8, "Threads serving /metrics (each open HTTP connection holds one)");
-ABSL_FLAG(absl::Duration, metrics_request_timeout, absl::Seconds(5),
+ABSL_FLAG(std::string, metrics_listen_address, Defaults().metrics_listen_address, "Address /metrics listens on ('' = --listen_address)");
+ABSL_FLAG(int, metrics_threads, Defaults().metrics_threads, "Threads serving /metrics (each open HTTP connection holds one)");
+ABSL_FLAG(absl::Duration, metrics_request_timeout, Defaults().metrics_request_timeout,
           "Longest a /metrics client may take to send its request");
-ABSL_FLAG(int, max_concurrent_streams, 256, "Most concurrent calls on one gRPC connection");
-ABSL_FLAG(absl::Duration, max_connection_age, absl::Minutes(10),
+ABSL_FLAG(int, max_concurrent_streams, Defaults().max_concurrent_streams, "Most concurrent calls on one gRPC connection");
+ABSL_FLAG(absl::Duration, max_connection_age, Defaults().max_connection_age,
           "gRPC connections are closed after this age, so clients re-resolve and spread to new replicas");
-ABSL_FLAG(absl::Duration, max_connection_age_grace, absl::Seconds(30),
+ABSL_FLAG(absl::Duration, max_connection_age_grace, Defaults().max_connection_age_grace,
           "Time calls in flight get after a connection reaches its maximum age");
-ABSL_FLAG(absl::Duration, min_client_ping_interval, absl::Seconds(10),
+ABSL_FLAG(absl::Duration, min_client_ping_interval, Defaults().min_client_ping_interval,
           "Clients' keepalive pings more often than this are refused (and then the connection)");
-ABSL_FLAG(int, max_metadata_bytes, 16 << 10, "Largest request metadata (headers) accepted");
-ABSL_FLAG(std::string, tls_cert, "", "PEM certificate chain: serve gRPC and /metrics over TLS only");
-ABSL_FLAG(std::string, tls_key, "", "PEM private key of --tls_cert");
-ABSL_FLAG(std::string, tls_client_ca, "",
+ABSL_FLAG(int, max_metadata_bytes, Defaults().max_metadata_bytes, "Largest request metadata (headers) accepted");
+ABSL_FLAG(std::string, tls_cert, Defaults().security.tls_cert, "PEM certificate chain: serve gRPC and /metrics over TLS only");
+ABSL_FLAG(std::string, tls_key, Defaults().security.tls_key, "PEM private key of --tls_cert");
+ABSL_FLAG(std::string, tls_client_ca, Defaults().security.tls_client_ca,
           "PEM CA bundle: clients must present a certificate it signed (mutual TLS)");
-ABSL_FLAG(std::string, api_keys_file, "",
+ABSL_FLAG(std::string, api_keys_file, Defaults().security.api_keys_file,
           "File of API keys, one per line: calls need 'authorization: Bearer <key>' (health exempt)");
-ABSL_FLAG(bool, reflection_without_api_key, false,
+ABSL_FLAG(bool, reflection_without_api_key, Defaults().security.reflection_without_api_key,
           "With --api_keys_file: still serve gRPC reflection (without a key); it is off otherwise");
-ABSL_FLAG(bool, metrics_without_api_key, false,
+ABSL_FLAG(bool, metrics_without_api_key, Defaults().security.metrics_without_api_key,
           "With --api_keys_file: serve /metrics without a key (otherwise the key is the Basic-auth password)");
-ABSL_FLAG(absl::Duration, credentials_reload_interval, absl::Seconds(10),
+ABSL_FLAG(absl::Duration, credentials_reload_interval, Defaults().security.reload_interval,
           "How often TLS files and the API keys file are checked for changes");
-ABSL_FLAG(std::string, access_log, "off",
+ABSL_FLAG(std::string, access_log, deberta::service::AccessLogFormatName(Defaults().access_log),
           "One line per request on stdout: off, text or json (request id, method, code, sizes, times, peer, "
           "traceparent; token ids and text only with --log_payloads)");
-ABSL_FLAG(bool, log_payloads, false,
+ABSL_FLAG(bool, log_payloads, Defaults().service.log_payloads,
           "With --access_log: add each request (token ids and text, in protobuf's JSON mapping) to its line");
-ABSL_FLAG(int64_t, max_batch_size, 32, "Most sequences per batch");
-ABSL_FLAG(int64_t, max_batch_tokens, 8192, "Most padded tokens (sequences x longest) per batch");
-ABSL_FLAG(absl::Duration, batch_timeout, absl::ZeroDuration(),
+ABSL_FLAG(int64_t, max_batch_size, static_cast<int64_t>(Defaults().batcher.max_batch_size), "Most sequences per batch");
+ABSL_FLAG(int64_t, max_batch_tokens, Defaults().batcher.max_batch_tokens, "Most padded tokens (sequences x longest) per batch");
+ABSL_FLAG(absl::Duration, batch_timeout, Defaults().batcher.batch_timeout,
           "Longest wait for a batch to fill (0: run what is queued as soon as the model is free)");
-ABSL_FLAG(std::string, batching, "length_aware",
+ABSL_FLAG(std::string, batching, Defaults().batcher.length_aware ? "length_aware" : "first_come",
           "Batch formation: length_aware (similar lengths together) or first_come (arrival order)");
-ABSL_FLAG(int, max_message_bytes, 16 << 20,
+ABSL_FLAG(int, max_message_bytes, Defaults().max_message_bytes,
           "Largest request message; larger ones get RESOURCE_EXHAUSTED");
-ABSL_FLAG(int64_t, max_queue_size, 1024, "Most queued sequences per endpoint before RESOURCE_EXHAUSTED");
-ABSL_FLAG(bool, truncate, false, "Truncate over-long sequences instead of rejecting them");
-ABSL_FLAG(int, max_sequences_per_request, 64, "Most sequences in one request");
-ABSL_FLAG(int, max_top_k, 100, "Largest fill-mask top_k (candidates per predicted position)");
-ABSL_FLAG(int64_t, max_fill_mask_logits, int64_t{1} << 26,
+ABSL_FLAG(int64_t, max_queue_size, static_cast<int64_t>(Defaults().batcher.max_enqueued_tasks), "Most queued sequences per endpoint before RESOURCE_EXHAUSTED");
+ABSL_FLAG(bool, truncate, Defaults().service.requests.truncate, "Truncate over-long sequences instead of rejecting them");
+ABSL_FLAG(int, max_sequences_per_request, Defaults().service.requests.max_sequences_per_request, "Most sequences in one request");
+ABSL_FLAG(int, max_top_k, Defaults().service.requests.max_top_k, "Largest fill-mask top_k (candidates per predicted position)");
+ABSL_FLAG(int64_t, max_fill_mask_logits, Defaults().service.requests.max_fill_mask_logits,
           "Most fill-mask work per request: predicted positions x vocabulary size");
-ABSL_FLAG(int64_t, max_fill_mask_candidates, 100000,
+ABSL_FLAG(int64_t, max_fill_mask_candidates, Defaults().service.requests.max_fill_mask_candidates,
           "Most candidates in one fill-mask answer: predicted positions x top_k");
-ABSL_FLAG(absl::Duration, drain_timeout, absl::Seconds(20),
+ABSL_FLAG(absl::Duration, drain_timeout, Defaults().drain_timeout,
           "Time accepted work gets to finish on SIGTERM");
-ABSL_FLAG(int, pad_token_id, 0, "Pad id when the checkpoint has no tokenizer files");
-ABSL_FLAG(int, cls_token_id, 1, "CLS id when the checkpoint has no tokenizer files");
-ABSL_FLAG(int, sep_token_id, 2, "SEP id when the checkpoint has no tokenizer files");
-ABSL_FLAG(int, unk_token_id, 3, "UNK id when the checkpoint has no tokenizer files");
-ABSL_FLAG(int, mask_token_id, -1, "MASK id when the checkpoint has no tokenizer files");
+ABSL_FLAG(int, pad_token_id, deberta::model::SpecialTokens().pad, "Pad id when the checkpoint has no tokenizer files");
+ABSL_FLAG(int, cls_token_id, deberta::model::SpecialTokens().cls, "CLS id when the checkpoint has no tokenizer files");
+ABSL_FLAG(int, sep_token_id, deberta::model::SpecialTokens().sep, "SEP id when the checkpoint has no tokenizer files");
+ABSL_FLAG(int, unk_token_id, deberta::model::SpecialTokens().unk, "UNK id when the checkpoint has no tokenizer files");
+ABSL_FLAG(int, mask_token_id, deberta::model::SpecialTokens().mask, "MASK id when the checkpoint has no tokenizer files");
 
 namespace deberta::service {
 namespace {
@@ -95,7 +106,7 @@ absl::StatusOr<ServerConfig> ServerConfigFromFlags(const model::EngineOptions& e
   absl::StatusOr<AccessLogFormat> access_log = ParseAccessLogFormat(absl::GetFlag(FLAGS_access_log));
   if (!access_log.ok()) return access_log.status();
   config.access_log = *access_log;
-  config.log_payloads = absl::GetFlag(FLAGS_log_payloads);
+  config.service.log_payloads = absl::GetFlag(FLAGS_log_payloads);
   SecurityConfig& security = config.security;
   security.tls_cert = absl::GetFlag(FLAGS_tls_cert);
   security.tls_key = absl::GetFlag(FLAGS_tls_key);

@@ -205,11 +205,13 @@ absl::StatusOr<std::vector<ClassifyOutput>> TorchEngine::RunClassify(absl::Span<
     const EncodedBatch encoded = EncodeBatch(sequences, rows_wanted, LastLayerPositions::kFirstOnly);
     const std::vector<int64_t>& rows = encoded.ctx.rows;  // The input rows computed to the end.
     at::Tensor logits = loaded_.network->ClassifierLogits(encoded).to(at::kCPU, at::kFloat).contiguous();
-    const std::string& problem = loaded_.info.problem_type;
-    at::Tensor probs = (problem == "multi_label_classification" ? at::sigmoid(logits)
-                        : problem == "regression"               ? logits.clone()
-                                                                : at::softmax(logits, -1))
-                           .contiguous();
+    at::Tensor probs;
+    switch (loaded_.info.problem_type) {
+      case ProblemType::kMultiLabelClassification: probs = at::sigmoid(logits); break;
+      case ProblemType::kRegression: probs = logits.clone(); break;
+      case ProblemType::kSingleLabelClassification: probs = at::softmax(logits, -1); break;
+    }
+    probs = probs.contiguous();
     const int64_t labels = logits.size(1);
     std::vector<ClassifyOutput> out(sequences.size());  // Dropped rows stay empty.
     for (size_t i = 0; i < rows.size(); ++i) {

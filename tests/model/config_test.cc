@@ -61,6 +61,18 @@ TEST(ConfigTest, LegacyFieldIsRecorded) {
   EXPECT_FALSE(ParseDebertaConfig(With(""))->has_legacy_field);
 }
 
+TEST(ConfigTest, ProblemTypeIsParsedIntoItsEnum) {
+  EXPECT_EQ(ParseDebertaConfig(With(""))->problem_type, ProblemType::kSingleLabelClassification);
+  EXPECT_EQ(ParseDebertaConfig(With(R"(, "problem_type": "multi_label_classification")"))->problem_type,
+            ProblemType::kMultiLabelClassification);
+  EXPECT_EQ(ParseDebertaConfig(With(R"(, "problem_type": "regression")"))->problem_type, ProblemType::kRegression);
+  for (ProblemType type : {ProblemType::kSingleLabelClassification, ProblemType::kMultiLabelClassification,
+                           ProblemType::kRegression}) {
+    EXPECT_EQ(ParseProblemType(ProblemTypeName(type)), type) << ProblemTypeName(type);
+  }
+  EXPECT_EQ(ParseProblemType("ranking"), std::nullopt);
+}
+
 struct BadConfig {
   std::string json;
   std::string message;

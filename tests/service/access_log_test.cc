@@ -110,7 +110,7 @@ TEST(AccessLogTest, PayloadsOnlyWithLogPayloads) {
     ServerConfig config;
     config.access_log = AccessLogFormat::kJson;
     config.access_log_out = &out;
-    config.log_payloads = log_payloads;
+    config.service.log_payloads = log_payloads;
     auto server = testing::StartTestServer(std::make_unique<testing::FakeEngine>(), config);
     ASSERT_TRUE(server.ok()) << server.status();
     serving::v1::ClassifyRequest request;
@@ -147,7 +147,7 @@ TEST(AccessLogTest, TextLinesEndWithThePayloadEscaped) {
 
 TEST(AccessLogTest, LogPayloadsNeedsTheAccessLog) {
   ServerConfig config;
-  config.log_payloads = true;
+  config.service.log_payloads = true;
   const absl::Status status = config.Validate();
   EXPECT_TRUE(absl::IsInvalidArgument(status)) << status;
   EXPECT_THAT(std::string(status.message()), HasSubstr("--log_payloads needs --access_log"));

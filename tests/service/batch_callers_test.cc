@@ -5,6 +5,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "service/engine_task.h"
 #include "tests/testing/fake_clock.h"
 
 namespace deberta::service {
@@ -13,8 +14,9 @@ namespace {
 using ::testing::ElementsAre;
 
 std::unique_ptr<BatchTask> Task(std::shared_ptr<Cancellation> cancelled, absl::Time deadline) {
-  auto task = std::make_unique<BatchTask>();
-  task->input.sequence.token_ids = {1, 2, 3};
+  model::Sequence sequence;
+  sequence.token_ids = {1, 2, 3};
+  auto task = std::make_unique<ClassifyTask>(std::move(sequence), /*write=*/nullptr);
   task->cancelled = std::move(cancelled);
   task->deadline = deadline;
   return task;

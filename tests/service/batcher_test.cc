@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "absl/synchronization/notification.h"
+#include "service/engine_task.h"
 #include "service/metrics.h"
 #include "tests/testing/fake_clock.h"
 #include "tests/testing/fake_engine.h"
@@ -31,7 +32,55 @@ struct Outcome {
   absl::Notification done;
   std::atomic<int> calls{0};
   absl::Status status;
-  TaskResult result;
+  TaskTiming timing;
+  // The engine output, written (with OK) before `done`.
+  model::ClassifyOutput classify;
+  model::FillMaskOutput fill_mask;
+};
+
+// A task of the classify or fill-mask queue (positions {1}, top_k 2) whose
+// output goes to `outcome`.
+std::unique_ptr<BatchTask> MakeTask(Endpoint endpoint, const std::vector<int32_t>& tokens,
+                                    const std::shared_ptr<Outcome>& outcome) {
+  model::Sequence sequence;
+  sequence.token_ids = tokens;
+  if (endpoint == Endpoint::kClassify) {
+    return std::make_unique<ClassifyTask>(
+        std::move(sequence), [outcome](model::ClassifyOutput output) { outcome->classify = std::move(output); });
+  }
+  model::MaskedSequence masked;
+  masked.sequence = std::move(sequence);
+  masked.positions = {1};
+  masked.top_k = 2;
+  return std::make_unique<FillMaskTask>(
+      std::move(masked), [outcome](model::FillMaskOutput output) { outcome->fill_mask = std::move(output); });
+}
+
+// A task of the classify queue that is not a ClassifyTask (another kind).
+class OtherClassifyQueueTask final : public BatchTask {
+ public:
+  OtherClassifyQueueTask() : BatchTask(Endpoint::kClassify, &Run) {}
+  size_t length() const override { return 5; }
+
+ private:
+  static absl::Status Run(model::Engine&, const std::vector<BatchTask*>&, const model::Engine::RowsWanted&) {
+    ADD_FAILURE() << "a batch that mixes kinds must not run";
+    return absl::OkStatus();
+  }
+  void WriteOutput() override {}
+};
+
+// A task of a queue that is not batched.
+class UnbatchedTask final : public BatchTask {
+ public:
+  UnbatchedTask() : BatchTask(Endpoint::kGetModelInfo, &Run) {}
+  size_t length() const override { return 5; }
+
+ private:
+  static absl::Status Run(model::Engine&, const std::vector<BatchTask*>&, const model::Engine::RowsWanted&) {
+    return absl::OkStatus();
+  }
+  void WriteOutput() override {}
 };
 
 // One sequence of `length` tokens whose first id is `id` (ids label the
@@ -67,16 +116,12 @@ class BatcherTest : public ::testing::Test {
     std::vector<std::shared_ptr<Outcome>> added;
     for (const auto& tokens : sequences) {
       auto outcome = std::make_shared<Outcome>();
-      auto task = std::make_unique<BatchTask>();
-      task->endpoint = endpoint;
-      task->input.sequence.token_ids = tokens;
-      task->input.positions = {1};
-      task->input.top_k = 2;
+      std::unique_ptr<BatchTask> task = MakeTask(endpoint, tokens, outcome);
       task->deadline = deadline;
       task->cancelled = cancelled;
-      task->done = [outcome](const absl::Status& status, TaskResult result) {
+      task->done = [outcome](const absl::Status& status, TaskTiming timing) {
         outcome->status = status;
-        outcome->result = std::move(result);
+        outcome->timing = timing;
         outcome->calls.fetch_add(1);
         outcome->done.Notify();
       };
@@ -164,6 +209,29 @@ TEST_F(BatcherTest, FullBatchRunsBeforeTimeout) {
   ASSERT_TRUE(ScheduleTask(Endpoint::kClassify, {Tokens(2, 5)}, &outcomes).ok());
   AwaitAll(outcomes);  // The fake clock never moved.
   EXPECT_THAT(engine_.BatchesByFirstToken(), ElementsAre(ElementsAre(1, 2)));
+}
+
+TEST_F(BatcherTest, ABatchThatMixesKindsFailsRatherThanRunOneAsTheOther) {
+  options_.max_batch_size = 2;
+  options_.batch_timeout = absl::Hours(1);
+  Start();
+  std::vector<std::shared_ptr<Outcome>> outcomes;
+  ASSERT_TRUE(ScheduleTask(Endpoint::kClassify, {Tokens(1, 5)}, &outcomes).ok());
+  absl::Notification other_done;
+  absl::Status other_status;
+  auto other = std::make_unique<OtherClassifyQueueTask>();
+  other->done = [&](const absl::Status& status, TaskTiming) {
+    other_status = status;
+    other_done.Notify();
+  };
+  std::vector<std::unique_ptr<BatchTask>> tasks;
+  tasks.push_back(std::move(other));
+  ASSERT_TRUE(batcher_->Schedule(std::move(tasks)).ok());
+  AwaitAll(outcomes);
+  other_done.WaitForNotification();
+  EXPECT_TRUE(absl::IsInternal(outcomes[0]->status)) << outcomes[0]->status;
+  EXPECT_TRUE(absl::IsInternal(other_status)) << other_status;
+  EXPECT_EQ(engine_.batches_run(), 0);
 }
 
 TEST_F(BatcherTest, DropsTaskWhoseDeadlinePassedWhileQueued) {
@@ -338,8 +406,8 @@ TEST_F(BatcherTest, EachResultReachesItsOwnTaskWhenBatchesReorder) {
   const std::vector<std::pair<float, float>> expected{{11, 50}, {12, 10}, {13, 48}, {14, 12}};
   for (size_t i = 0; i < outcomes.size(); ++i) {
     ASSERT_TRUE(outcomes[i]->status.ok());
-    EXPECT_EQ(outcomes[i]->result.classify.logits[0], expected[i].first) << i;
-    EXPECT_EQ(outcomes[i]->result.classify.logits[1], expected[i].second) << i;
+    EXPECT_EQ(outcomes[i]->classify.logits[0], expected[i].first) << i;
+    EXPECT_EQ(outcomes[i]->classify.logits[1], expected[i].second) << i;
   }
 }
 
@@ -356,7 +424,7 @@ TEST_F(BatcherTest, BatchesNeverMixEndpointsAndAlternateBetweenThem) {
   AwaitAll(outcomes);
   EXPECT_THAT(engine_.BatchesByFirstToken(),
               ElementsAre(ElementsAre(1), ElementsAre(3), ElementsAre(2)));
-  const model::FillMaskOutput& fill = outcomes[2]->result.fill_mask;
+  const model::FillMaskOutput& fill = outcomes[2]->fill_mask;
   ASSERT_EQ(fill.predictions.size(), 1u);
   EXPECT_EQ(fill.predictions[0].position, 1);
   EXPECT_EQ(fill.predictions[0].candidates.size(), 2u);
@@ -426,17 +494,13 @@ TEST_F(BatcherTest, RejectsTasksThatDoNotShareOneBatchedEndpoint) {
   Start();
   std::vector<std::unique_ptr<BatchTask>> tasks;
   for (Endpoint endpoint : {Endpoint::kClassify, Endpoint::kFillMask}) {
-    auto task = std::make_unique<BatchTask>();
-    task->endpoint = endpoint;
-    task->input.sequence.token_ids = Tokens(1, 5);
-    task->done = [](const absl::Status&, TaskResult) { ADD_FAILURE() << "must not run"; };
+    std::unique_ptr<BatchTask> task = MakeTask(endpoint, Tokens(1, 5), std::make_shared<Outcome>());
+    task->done = [](const absl::Status&, TaskTiming) { ADD_FAILURE() << "must not run"; };
     tasks.push_back(std::move(task));
   }
   EXPECT_TRUE(absl::IsInvalidArgument(batcher_->Schedule(std::move(tasks))));
-  auto info = std::make_unique<BatchTask>();
-  info->endpoint = Endpoint::kGetModelInfo;
-  info->input.sequence.token_ids = Tokens(1, 5);
-  info->done = [](const absl::Status&, TaskResult) { ADD_FAILURE() << "must not run"; };
+  auto info = std::make_unique<UnbatchedTask>();
+  info->done = [](const absl::Status&, TaskTiming) { ADD_FAILURE() << "must not run"; };
   std::vector<std::unique_ptr<BatchTask>> unbatched;
   unbatched.push_back(std::move(info));
   EXPECT_TRUE(absl::IsInvalidArgument(batcher_->Schedule(std::move(unbatched))));

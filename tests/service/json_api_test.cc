@@ -165,7 +165,7 @@ TEST_F(JsonApiTest, OpenApiDocumentDescribesEveryRpcOfTheService) {
   const google::protobuf::ServiceDescriptor* service = google::protobuf::DescriptorPool::generated_pool()->FindServiceByName(
       serving::v1::InferenceService::service_full_name());
   ASSERT_NE(service, nullptr);
-  ASSERT_EQ(service->method_count(), static_cast<int>(std::size(service::kJsonRoutes)));
+  ASSERT_EQ(service->method_count(), static_cast<int>(std::size(service::kRoutes)));
   for (int i = 0; i < service->method_count(); ++i) {
     const google::protobuf::MethodDescriptor* method = service->method(i);
     const std::string path(service::JsonPath(method->name()));

@@ -16,6 +16,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/notification.h"
 #include "service/batcher.h"
+#include "service/engine_task.h"
 #include "service/metrics.h"
 #include "tests/testing/fake_clock.h"
 #include "tests/testing/fake_engine.h"
@@ -59,10 +60,10 @@ class ReplicasTest : public ::testing::Test {
   // Schedules one classify request of one sequence.
   absl::Status Schedule(int32_t id, std::shared_ptr<Outcome>* outcome = nullptr) {
     auto result = std::make_shared<Outcome>();
-    auto task = std::make_unique<BatchTask>();
-    task->endpoint = Endpoint::kClassify;
-    task->input.sequence.token_ids = {id, 7, 7};
-    task->done = [result](const absl::Status& status, TaskResult) {
+    model::Sequence sequence;
+    sequence.token_ids = {id, 7, 7};
+    auto task = std::make_unique<ClassifyTask>(std::move(sequence), /*write=*/nullptr);
+    task->done = [result](const absl::Status& status, TaskTiming) {
       result->status = status;
       result->calls.fetch_add(1);
       result->done.Notify();

@@ -1,6 +1,9 @@
-// Request builders on literal requests: counts, validation, truncation,
-// positions, top_k; no gRPC server, batcher or engine.
+// The tasks' request checks on literal requests (classify and fill-mask
+// inputs): counts, validation, truncation, positions, top_k; no gRPC
+// server, batcher or engine.
 #include "service/request_builder.h"
+#include "service/tasks/classify.h"
+#include "service/tasks/fill_mask.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -49,138 +52,135 @@ pb::FillMaskRequest FillMask(std::initializer_list<pb::Sequence> sequences, int 
   return request;
 }
 
-TEST(BuildClassifyTasksTest, OneTaskPerSequenceInOrderWithAllLabelsByDefault) {
-  auto built = BuildClassifyTasks(Classify({Ids({1, 9, 2}), Ids({1, 7, 7, 2})}), Info(), Options());
+TEST(BuildClassifyInputsTest, OneTaskPerSequenceInOrderWithAllLabelsByDefault) {
+  auto built = BuildClassifyInputs(Classify({Ids({1, 9, 2}), Ids({1, 7, 7, 2})}), Info(), Options());
   ASSERT_TRUE(built.ok()) << built.status();
-  ASSERT_EQ(built->tasks.size(), 2u);
+  ASSERT_EQ(built->sequences.size(), 2u);
   EXPECT_EQ(built->top_k, 3);
-  EXPECT_EQ(built->tasks[0]->endpoint, Endpoint::kClassify);
-  EXPECT_THAT(built->tasks[0]->input.sequence.token_ids, ElementsAre(1, 9, 2));
-  EXPECT_THAT(built->tasks[1]->input.sequence.token_ids, ElementsAre(1, 7, 7, 2));
-  EXPECT_FALSE(built->tasks[0]->done);  // The caller's to set.
+  EXPECT_THAT(built->sequences[0].sequence.token_ids, ElementsAre(1, 9, 2));
+  EXPECT_THAT(built->sequences[1].sequence.token_ids, ElementsAre(1, 7, 7, 2));
 }
 
-TEST(BuildClassifyTasksTest, TopKWithinTheLabels) {
-  auto two = BuildClassifyTasks(Classify({Ids({1, 2})}, 2), Info(), Options());
+TEST(BuildClassifyInputsTest, TopKWithinTheLabels) {
+  auto two = BuildClassifyInputs(Classify({Ids({1, 2})}, 2), Info(), Options());
   ASSERT_TRUE(two.ok());
   EXPECT_EQ(two->top_k, 2);
   for (int bad : {-1, 4}) {
-    auto built = BuildClassifyTasks(Classify({Ids({1, 2})}, bad), Info(), Options());
+    auto built = BuildClassifyInputs(Classify({Ids({1, 2})}, bad), Info(), Options());
     EXPECT_TRUE(absl::IsInvalidArgument(built.status()));
     EXPECT_THAT(built.status().message(), HasSubstr("top_k is"));
   }
 }
 
-TEST(BuildClassifyTasksTest, CountsSequences) {
-  auto none = BuildClassifyTasks(Classify({}), Info(), Options());
+TEST(BuildClassifyInputsTest, CountsSequences) {
+  auto none = BuildClassifyInputs(Classify({}), Info(), Options());
   EXPECT_THAT(none.status().message(), HasSubstr("no sequences"));
-  auto many = BuildClassifyTasks(Classify({Ids({1}), Ids({1}), Ids({1}), Ids({1})}), Info(), Options());
+  auto many = BuildClassifyInputs(Classify({Ids({1}), Ids({1}), Ids({1}), Ids({1})}), Info(), Options());
   EXPECT_TRUE(absl::IsInvalidArgument(many.status()));
   EXPECT_THAT(many.status().message(), HasSubstr("the maximum is 3"));
 }
 
-TEST(BuildClassifyTasksTest, NamesTheBadSequence) {
-  auto built = BuildClassifyTasks(Classify({Ids({1, 2}), Ids({1, 100})}), Info(), Options());
+TEST(BuildClassifyInputsTest, NamesTheBadSequence) {
+  auto built = BuildClassifyInputs(Classify({Ids({1, 2}), Ids({1, 100})}), Info(), Options());
   EXPECT_TRUE(absl::IsInvalidArgument(built.status()));
   EXPECT_THAT(built.status().message(), HasSubstr("sequence 1: token id 100 at position 1"));
 }
 
-TEST(BuildClassifyTasksTest, WithoutAClassifierIsFailedPrecondition) {
+TEST(BuildClassifyInputsTest, WithoutAClassifierIsFailedPrecondition) {
   model::ModelInfo info = Info();
   info.has_classifier = false;
-  EXPECT_TRUE(absl::IsFailedPrecondition(BuildClassifyTasks(Classify({Ids({1})}), info, Options()).status()));
+  EXPECT_TRUE(absl::IsFailedPrecondition(BuildClassifyInputs(Classify({Ids({1})}), info, Options()).status()));
 }
 
-TEST(BuildClassifyTasksTest, TruncatesToTheLimitKeepingTheLastTokenOnlyWhenAllowed) {
+TEST(BuildClassifyInputsTest, TruncatesToTheLimitKeepingTheLastTokenOnlyWhenAllowed) {
   const pb::Sequence long_one = Ids({1, 10, 11, 12, 13, 14, 15, 16, 17, 2});
-  EXPECT_THAT(BuildClassifyTasks(Classify({long_one}), Info(), Options()).status().message(),
+  EXPECT_THAT(BuildClassifyInputs(Classify({long_one}), Info(), Options()).status().message(),
               HasSubstr("10 tokens; the maximum is 8"));
   RequestOptions options = Options();
   options.truncate = true;
   pb::Sequence typed = long_one;
   for (int i = 0; i < 10; ++i) typed.add_token_type_ids(i < 5 ? 0 : 1);
-  auto built = BuildClassifyTasks(Classify({typed}), Info(), options);
+  auto built = BuildClassifyInputs(Classify({typed}), Info(), options);
   ASSERT_TRUE(built.ok()) << built.status();
-  EXPECT_THAT(built->tasks[0]->input.sequence.token_ids, ElementsAre(1, 10, 11, 12, 13, 14, 15, 2));
-  EXPECT_THAT(built->tasks[0]->input.sequence.token_type_ids, ElementsAre(0, 0, 0, 0, 0, 1, 1, 1));
+  EXPECT_THAT(built->sequences[0].sequence.token_ids, ElementsAre(1, 10, 11, 12, 13, 14, 15, 2));
+  EXPECT_THAT(built->sequences[0].sequence.token_type_ids, ElementsAre(0, 0, 0, 0, 0, 1, 1, 1));
 }
 
-TEST(BuildFillMaskTasksTest, PredictsEveryMaskSortedWithDefaultTopK) {
-  auto tasks = BuildFillMaskTasks(FillMask({Ids({1, 4, 9, 4, 2})}), Info(), Options());
+TEST(BuildFillMaskInputsTest, PredictsEveryMaskSortedWithDefaultTopK) {
+  auto tasks = BuildFillMaskInputs(FillMask({Ids({1, 4, 9, 4, 2})}), Info(), Options());
   ASSERT_TRUE(tasks.ok()) << tasks.status();
   ASSERT_EQ(tasks->size(), 1u);
-  const BatchTask& task = *(*tasks)[0];
-  EXPECT_EQ(task.endpoint, Endpoint::kFillMask);
+  const FillMaskInput& task = (*tasks)[0];
   EXPECT_THAT(task.input.positions, ElementsAre(1, 3));
   EXPECT_EQ(task.input.top_k, 5);
 }
 
-TEST(BuildFillMaskTasksTest, ExplicitPositionsAreSortedAndChecked) {
+TEST(BuildFillMaskInputsTest, ExplicitPositionsAreSortedAndChecked) {
   pb::FillMaskRequest request = FillMask({}, 2);
   pb::FillMaskSequence* s = request.add_sequences();
   *s->mutable_sequence() = Ids({1, 9, 9, 9, 2});
   s->add_positions(3);
   s->add_positions(1);
-  auto tasks = BuildFillMaskTasks(request, Info(), Options());
+  auto tasks = BuildFillMaskInputs(request, Info(), Options());
   ASSERT_TRUE(tasks.ok()) << tasks.status();
-  EXPECT_THAT((*tasks)[0]->input.positions, ElementsAre(1, 3));
-  EXPECT_EQ((*tasks)[0]->input.top_k, 2);
+  EXPECT_THAT((*tasks)[0].input.positions, ElementsAre(1, 3));
+  EXPECT_EQ((*tasks)[0].input.top_k, 2);
 
   s->add_positions(3);
-  EXPECT_THAT(BuildFillMaskTasks(request, Info(), Options()).status().message(),
+  EXPECT_THAT(BuildFillMaskInputs(request, Info(), Options()).status().message(),
               HasSubstr("sequence 0: position 3 is listed twice"));
   s->set_positions(2, 5);
-  EXPECT_THAT(BuildFillMaskTasks(request, Info(), Options()).status().message(),
+  EXPECT_THAT(BuildFillMaskInputs(request, Info(), Options()).status().message(),
               HasSubstr("position 5 is outside the sequence"));
 }
 
-TEST(BuildFillMaskTasksTest, ASequenceWithoutMaskOrPositionsIsNamed) {
-  auto tasks = BuildFillMaskTasks(FillMask({Ids({1, 4, 2}), Ids({1, 9, 2})}), Info(), Options());
+TEST(BuildFillMaskInputsTest, ASequenceWithoutMaskOrPositionsIsNamed) {
+  auto tasks = BuildFillMaskInputs(FillMask({Ids({1, 4, 2}), Ids({1, 9, 2})}), Info(), Options());
   EXPECT_TRUE(absl::IsInvalidArgument(tasks.status()));
   EXPECT_THAT(tasks.status().message(), HasSubstr("sequence 1: no mask token (id 4)"));
 }
 
-TEST(BuildFillMaskTasksTest, TopKWithinTheVocabulary) {
-  auto tasks = BuildFillMaskTasks(FillMask({Ids({1, 4, 2})}, 101), Info(), Options());
+TEST(BuildFillMaskInputsTest, TopKWithinTheVocabulary) {
+  auto tasks = BuildFillMaskInputs(FillMask({Ids({1, 4, 2})}, 101), Info(), Options());
   EXPECT_TRUE(absl::IsInvalidArgument(tasks.status()));
   EXPECT_THAT(tasks.status().message(), HasSubstr("top_k is 101"));
-  EXPECT_TRUE(BuildFillMaskTasks(FillMask({Ids({1, 4, 2})}, -3), Info(), Options()).status().code() ==
+  EXPECT_TRUE(BuildFillMaskInputs(FillMask({Ids({1, 4, 2})}, -3), Info(), Options()).status().code() ==
               absl::StatusCode::kInvalidArgument);
 }
 
-TEST(BuildFillMaskTasksTest, TopKAtMostTheServersMaximum) {
+TEST(BuildFillMaskInputsTest, TopKAtMostTheServersMaximum) {
   RequestOptions options = Options();
   options.max_top_k = 10;
-  EXPECT_TRUE(BuildFillMaskTasks(FillMask({Ids({1, 4, 2})}, 10), Info(), options).ok());
-  auto over = BuildFillMaskTasks(FillMask({Ids({1, 4, 2})}, 11), Info(), options);
+  EXPECT_TRUE(BuildFillMaskInputs(FillMask({Ids({1, 4, 2})}, 10), Info(), options).ok());
+  auto over = BuildFillMaskInputs(FillMask({Ids({1, 4, 2})}, 11), Info(), options);
   EXPECT_TRUE(absl::IsInvalidArgument(over.status()));
   EXPECT_THAT(over.status().message(), HasSubstr("top_k is 11; it must be in [1, 10] (the server's --max_top_k)"));
 }
 
-TEST(BuildFillMaskTasksTest, PositionsTimesVocabularyWithinTheBudget) {
+TEST(BuildFillMaskInputsTest, PositionsTimesVocabularyWithinTheBudget) {
   RequestOptions options = Options();
   options.max_fill_mask_logits = 5 * 100;  // Five positions of the 100-token vocabulary.
-  EXPECT_TRUE(BuildFillMaskTasks(FillMask({Ids({1, 4, 4, 2}), Ids({4, 4, 4})}), Info(), options).ok());
+  EXPECT_TRUE(BuildFillMaskInputs(FillMask({Ids({1, 4, 4, 2}), Ids({4, 4, 4})}), Info(), options).ok());
   // Six positions over two sequences: the request's total counts.
-  auto over = BuildFillMaskTasks(FillMask({Ids({1, 4, 4, 2}), Ids({4, 4, 4, 4})}), Info(), options);
+  auto over = BuildFillMaskInputs(FillMask({Ids({1, 4, 4, 2}), Ids({4, 4, 4, 4})}), Info(), options);
   EXPECT_TRUE(absl::IsInvalidArgument(over.status()));
   EXPECT_THAT(over.status().message(),
               HasSubstr("6 positions x 100 vocabulary = 600 logits; the limit is 500 (--max_fill_mask_logits)"));
 }
 
-TEST(BuildFillMaskTasksTest, CandidatesWithinTheResponseBudget) {
+TEST(BuildFillMaskInputsTest, CandidatesWithinTheResponseBudget) {
   RequestOptions options = Options();
   options.max_fill_mask_candidates = 20;
-  EXPECT_TRUE(BuildFillMaskTasks(FillMask({Ids({1, 4, 4, 2})}, 10), Info(), options).ok());
-  auto over = BuildFillMaskTasks(FillMask({Ids({1, 4, 4, 4, 2})}, 10), Info(), options);
+  EXPECT_TRUE(BuildFillMaskInputs(FillMask({Ids({1, 4, 4, 2})}, 10), Info(), options).ok());
+  auto over = BuildFillMaskInputs(FillMask({Ids({1, 4, 4, 4, 2})}, 10), Info(), options);
   EXPECT_TRUE(absl::IsInvalidArgument(over.status()));
   EXPECT_THAT(over.status().message(), HasSubstr("3 positions x top_k 10 = 30 candidates; the limit is 20"));
 }
 
-TEST(BuildFillMaskTasksTest, WithoutAnMlmHeadIsFailedPrecondition) {
+TEST(BuildFillMaskInputsTest, WithoutAnMlmHeadIsFailedPrecondition) {
   model::ModelInfo info = Info();
   info.has_mlm_head = false;
-  EXPECT_TRUE(absl::IsFailedPrecondition(BuildFillMaskTasks(FillMask({Ids({1, 4})}), info, Options()).status()));
+  EXPECT_TRUE(absl::IsFailedPrecondition(BuildFillMaskInputs(FillMask({Ids({1, 4})}), info, Options()).status()));
 }
 
 }  // namespace
