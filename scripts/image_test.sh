@@ -18,7 +18,7 @@
 # Both build with -DDEBERTA_WERROR=ON, as CI's own build. The CPU image's
 # build stage reads the host's ccache ($CCACHE_DIR, which scripts/test.sh
 # sets; mounted read-only): the host build has just compiled the same files
-# with the same compiler and flags, so the image links instead of compiling.
+# with the same compiler and flags, so its objects can be cache hits.
 #
 # No registry is reachable, so the Debian base image is made here with
 # `debootstrap --variant=minbase` from the mirror in this machine's apt

@@ -32,7 +32,6 @@ class EngineTask final : public BatchTask {
   EngineTask(Input input, std::function<void(Output)> write)
       : BatchTask(kQueue, &RunEngineBatch), input_(std::move(input)), write_(std::move(write)) {}
 
-  const Input& input() const { return input_; }
   size_t length() const override { return TokenCount(input_); }
 
  private:

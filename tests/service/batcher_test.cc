@@ -56,28 +56,16 @@ std::unique_ptr<BatchTask> MakeTask(Endpoint endpoint, const std::vector<int32_t
       std::move(masked), [outcome](model::FillMaskOutput output) { outcome->fill_mask = std::move(output); });
 }
 
-// A task of the classify queue that is not a ClassifyTask (another kind).
-class OtherClassifyQueueTask final : public BatchTask {
+// A task that must never run: in the classify queue it is another kind
+// than ClassifyTask; in an unbatched queue Schedule refuses it.
+class NeverRunTask final : public BatchTask {
  public:
-  OtherClassifyQueueTask() : BatchTask(Endpoint::kClassify, &Run) {}
+  explicit NeverRunTask(Endpoint queue) : BatchTask(queue, &Run) {}
   size_t length() const override { return 5; }
 
  private:
   static absl::Status Run(model::Engine&, const std::vector<BatchTask*>&, const model::Engine::RowsWanted&) {
-    ADD_FAILURE() << "a batch that mixes kinds must not run";
-    return absl::OkStatus();
-  }
-  void WriteOutput() override {}
-};
-
-// A task of a queue that is not batched.
-class UnbatchedTask final : public BatchTask {
- public:
-  UnbatchedTask() : BatchTask(Endpoint::kGetModelInfo, &Run) {}
-  size_t length() const override { return 5; }
-
- private:
-  static absl::Status Run(model::Engine&, const std::vector<BatchTask*>&, const model::Engine::RowsWanted&) {
+    ADD_FAILURE() << "this task must not run";
     return absl::OkStatus();
   }
   void WriteOutput() override {}
@@ -219,7 +207,7 @@ TEST_F(BatcherTest, ABatchThatMixesKindsFailsRatherThanRunOneAsTheOther) {
   ASSERT_TRUE(ScheduleTask(Endpoint::kClassify, {Tokens(1, 5)}, &outcomes).ok());
   absl::Notification other_done;
   absl::Status other_status;
-  auto other = std::make_unique<OtherClassifyQueueTask>();
+  auto other = std::make_unique<NeverRunTask>(Endpoint::kClassify);
   other->done = [&](const absl::Status& status, TaskTiming) {
     other_status = status;
     other_done.Notify();
@@ -499,7 +487,7 @@ TEST_F(BatcherTest, RejectsTasksThatDoNotShareOneBatchedEndpoint) {
     tasks.push_back(std::move(task));
   }
   EXPECT_TRUE(absl::IsInvalidArgument(batcher_->Schedule(std::move(tasks))));
-  auto info = std::make_unique<UnbatchedTask>();
+  auto info = std::make_unique<NeverRunTask>(Endpoint::kGetModelInfo);
   info->done = [](const absl::Status&, TaskTiming) { ADD_FAILURE() << "must not run"; };
   std::vector<std::unique_ptr<BatchTask>> unbatched;
   unbatched.push_back(std::move(info));
