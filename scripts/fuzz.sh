@@ -2,8 +2,9 @@
 # Builds the libFuzzer targets (fuzz/) with clang, AddressSanitizer and
 # UndefinedBehaviorSanitizer, and runs each for FUZZ_SECONDS (default 30)
 # from its seed corpus (fuzz/corpus/<target>, copied: the repository's
-# corpus is not changed). A crash, leak or sanitizer report fails; the
-# input that caused it is left in $BUILD_DIR/findings/ to become a test.
+# corpus is not changed), as many at once as there are cores. A crash,
+# leak or sanitizer report fails; the input that caused it is left in
+# $BUILD_DIR/findings/ to become a test.
 # Called by scripts/test.sh; runs alone too (after scripts/install_deps.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -15,14 +16,32 @@ CC=clang CXX=clang++ cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=RelW
 targets=(safetensors_fuzzer config_fuzzer tokenizer_fuzzer request_fuzzer)
 cmake --build "$BUILD_DIR" -j "$(nproc)" --target "${targets[@]}"
 mkdir -p "$BUILD_DIR/findings"
-for target in "${targets[@]}"; do
-  corpus="$BUILD_DIR/corpus/$target"
+
+# fuzz_one TARGET: runs TARGET from a copy of its seed corpus; prints its
+# stats, or its log's tail if it found something.
+fuzz_one() {
+  local target=$1 corpus="$BUILD_DIR/corpus/$1"
   rm -rf "$corpus" && mkdir -p "$corpus" && cp fuzz/corpus/"$target"/* "$corpus"/
-  echo "fuzz: $target for ${SECONDS_EACH}s"
-  "$BUILD_DIR/fuzz/$target" -max_total_time="$SECONDS_EACH" -timeout=10 -rss_limit_mb=2048 \
-    -artifact_prefix="$BUILD_DIR/findings/$target-" -print_final_stats=1 "$corpus" 2>"$BUILD_DIR/$target.log" \
-    || { tail -40 "$BUILD_DIR/$target.log"; echo "fuzz: $target FAILED"; exit 1; }
-  grep -E "stat::number_of_executed_units|stat::new_units_added" "$BUILD_DIR/$target.log" | tr '\n' ' '
-  echo
+  if ! "$BUILD_DIR/fuzz/$target" -max_total_time="$SECONDS_EACH" -timeout=10 -rss_limit_mb=2048 \
+      -artifact_prefix="$BUILD_DIR/findings/$target-" -print_final_stats=1 "$corpus" 2>"$BUILD_DIR/$target.log"; then
+    tail -40 "$BUILD_DIR/$target.log"
+    echo "fuzz: $target FAILED"
+    return 1
+  fi
+  echo "fuzz: $target: $(grep -E "stat::number_of_executed_units|stat::new_units_added" "$BUILD_DIR/$target.log" | tr '\n' ' ')"
+}
+
+# A fuzzer is one thread and each runs for the same time: they run in
+# rounds of as many as there are cores.
+echo "fuzz: ${#targets[@]} targets, ${SECONDS_EACH}s each, $(nproc) at a time"
+failed=0
+for ((i = 0; i < ${#targets[@]}; i += $(nproc))); do
+  pids=()
+  for target in "${targets[@]:i:$(nproc)}"; do
+    fuzz_one "$target" &
+    pids+=($!)
+  done
+  for pid in "${pids[@]}"; do wait "$pid" || failed=1; done
 done
+((failed == 0)) || { echo "fuzz: a target failed"; exit 1; }
 echo "fuzz: ${#targets[@]} targets clean"
