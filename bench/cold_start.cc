@@ -77,7 +77,7 @@ int Run(int argc, char** argv) {
     std::cerr << "cold_start: --shapes: " << shapes.status() << "\n";
     return 2;
   }
-  ConfigureRuntime(/*num_threads=*/1);  // As deberta-server: the engine's thread gets the threads.
+  ConfigureRuntime(RuntimeOptions{});  // As deberta-server: one thread here, the engine's thread gets the rest.
   auto engine = CreateTorchEngine(options);
   if (!engine.ok()) {
     std::cerr << "cold_start: " << engine.status() << "\n";

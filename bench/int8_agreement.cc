@@ -128,9 +128,11 @@ void Compare(const char* name, const DebertaConfig& config, int sequences) {
                                     lengths.begin() + std::min(lengths.size(), start + 8));
     const Batch b = MakeBatch(part, config.vocab_size, rng);
     std::vector<int64_t> rows_a, rows_b, entries_a, entries_b;
-    classifier.Add(fp32->ClassifierLogits(b.inputs, &rows_a), int8->ClassifierLogits(b.inputs, &rows_b));
-    mlm.Add(fp32->MaskedLmHead(fp32->MaskedLmStates(b.inputs, emd, b.batch_index, b.position, &entries_a)),
-            int8->MaskedLmHead(int8->MaskedLmStates(b.inputs, emd, b.batch_index, b.position, &entries_b)));
+    // No rows_wanted: nothing can stop these forwards (value() would throw).
+    classifier.Add(fp32->ClassifierLogits(b.inputs, &rows_a).value(),
+                   int8->ClassifierLogits(b.inputs, &rows_b).value());
+    mlm.Add(fp32->MaskedLmHead(fp32->MaskedLmStates(b.inputs, emd, b.batch_index, b.position, &entries_a).value()),
+            int8->MaskedLmHead(int8->MaskedLmStates(b.inputs, emd, b.batch_index, b.position, &entries_b).value()));
   }
   classifier.Print(name, "classifier");
   mlm.Print(name, emd ? "fill-mask top-1 (EMD)" : "fill-mask top-1");
@@ -159,11 +161,11 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
-  if (absl::Status s = deberta::model::UseOnednnQuantizedEngine(); !s.ok()) {
+  deberta::model::ConfigureRuntime({threads});
+  if (absl::Status s = deberta::model::RequireOnednnQuantizedEngine(); !s.ok()) {
     std::cerr << "int8_agreement: " << s << "\n";
     return 1;
   }
-  deberta::model::ConfigureRuntime(threads);
   at::globalContext().setFlushDenormal(true);
   std::printf("%d random sequences of 8-256 tokens, two predicted positions each, %d threads; "
               "int8 against float32, same weights\n",

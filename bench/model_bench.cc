@@ -141,9 +141,10 @@ void BM_Classify(benchmark::State& state, const std::string& which, at::ScalarTy
                        at::ones({batch, length}).to(g_device)};
   std::vector<int64_t> rows;
   std::unique_ptr<BucketGraph> recorded = graph ? BucketGraph::Record(*p.network, *g_runtime, {batch, length}) : nullptr;
+  // No rows_wanted: nothing can stop these forwards (value() would throw).
   auto forward = [&] {
-    if (recorded) return p.network->ClassifierLogits(recorded->Run(inputs, batch)).to(at::kCPU);
-    return p.network->ClassifierLogits(inputs, &rows).to(at::kCPU);
+    if (recorded) return p.network->ClassifierLogits(recorded->Run(inputs, batch).value()).to(at::kCPU);
+    return p.network->ClassifierLogits(inputs, &rows).value().to(at::kCPU);
   };
   for (int i = 0; i < 2; ++i) forward();  // Warm-up.
   const long faults_before = MinorFaults();
@@ -194,6 +195,13 @@ void RegisterAll() {
 
 // Our flags (--name=value); false for a bad value. Google Benchmark parses
 // its own (--benchmark_*) afterwards.
+// Whether int8 can run: oneDNN selected as LibTorch's quantized engine
+// (as ConfigureRuntime does, which --default_malloc skips).
+bool Int8Ready() {
+  SelectOnednnQuantizedEngine();
+  return RequireOnednnQuantizedEngine().ok();
+}
+
 bool ParseFlags(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
@@ -215,7 +223,7 @@ bool ParseFlags(int argc, char** argv) {
         if (d == "fp32") g_dtypes.push_back(at::kFloat);
         else if (d == "bf16") g_dtypes.push_back(at::kBFloat16);
         else if (d == "fp16") g_dtypes.push_back(at::kHalf);
-        else if (d == "int8" && g_device.is_cpu() && UseOnednnQuantizedEngine().ok()) g_dtypes.push_back(at::kChar);
+        else if (d == "int8" && g_device.is_cpu() && Int8Ready()) g_dtypes.push_back(at::kChar);
         else return false;
       }
     } else if (name == "--configs") {
@@ -264,7 +272,7 @@ int main(int argc, char** argv) {
   if (deberta::model::g_default_malloc) {
     at::set_num_threads(deberta::model::g_threads);
   } else {
-    deberta::model::ConfigureRuntime(deberta::model::g_threads);
+    deberta::model::ConfigureRuntime({deberta::model::g_threads});
   }
   at::globalContext().setFlushDenormal(true);
   // float32 on CUDA as the engine runs it by default: no TF32.

@@ -9,19 +9,36 @@
 #include "absl/strings/str_cat.h"
 #include "model/replica_options.h"
 
-ABSL_FLAG(std::string, model, "demo", "Checkpoint folder (config.json + model.safetensors) or 'demo'");
-ABSL_FLAG(std::string, device, "cpu",
+namespace {
+
+// Each flag's default is its options struct's.
+const deberta::model::EngineOptions& EngineDefaults() {
+  static const auto* defaults = new deberta::model::EngineOptions();
+  return *defaults;
+}
+const deberta::model::RuntimeOptions& RuntimeDefaults() {
+  static const auto* defaults = new deberta::model::RuntimeOptions();
+  return *defaults;
+}
+
+}  // namespace
+
+ABSL_FLAG(std::string, model, EngineDefaults().model,
+          "Checkpoint folder (config.json + model.safetensors) or 'demo'");
+ABSL_FLAG(std::string, device, EngineDefaults().device,
           "cpu or cuda:N; for several replicas a list, spread round-robin (cuda:0,cuda:1)");
-ABSL_FLAG(std::string, dtype, "float32",
+ABSL_FLAG(std::string, dtype, deberta::model::ComputeDTypeName(EngineDefaults().dtype),
           "float32, bfloat16 (CPU with avx512_bf16, GPU), float16 (GPU) or int8 (CPU: the encoder's "
           "linear layers in int8, the rest float32)");
-ABSL_FLAG(int, threads, 0,
+ABSL_FLAG(int, threads, EngineDefaults().num_threads,
           "CPU threads for the model (0 = the CPUs this process may use, within its cgroup CPU limit)");
-ABSL_FLAG(std::string, emd, "auto", "Fill-mask decoder: auto, emd (Enhanced Mask Decoder) or plain");
-ABSL_FLAG(int64_t, max_sequence_length, 0, "Longest sequence in tokens (0 = the model's limit)");
+ABSL_FLAG(std::string, emd, deberta::model::EmdModeName(EngineDefaults().emd),
+          "Fill-mask decoder: auto, emd (Enhanced Mask Decoder) or plain");
+ABSL_FLAG(int64_t, max_sequence_length, EngineDefaults().max_sequence_length,
+          "Longest sequence in tokens (0 = the model's limit)");
 ABSL_FLAG(int, replicas, 1,
           "Engine replicas behind the one batcher, each running its own batches (the CPU ones share --threads)");
-ABSL_FLAG(bool, allow_tf32, false,
+ABSL_FLAG(bool, allow_tf32, RuntimeDefaults().allow_tf32,
           "GPU float32 matrix products in TF32 (faster, ~3 significant digits; off keeps float32 exact)");
 ABSL_FLAG(std::string, warmup_shapes, "auto",
           "Batches run once per head before serving (a shape's first batch is slower than later ones): auto "
@@ -59,7 +76,6 @@ absl::StatusOr<EngineOptions> EngineOptionsFromFlags() {
   }
   options.num_threads = threads;
   options.max_sequence_length = absl::GetFlag(FLAGS_max_sequence_length);
-  options.allow_tf32 = absl::GetFlag(FLAGS_allow_tf32);
   auto buckets = ParseShapes(absl::GetFlag(FLAGS_buckets));
   if (!buckets.ok()) return absl::InvalidArgumentError(absl::StrCat("--buckets: ", buckets.status().message()));
   options.buckets = *buckets;
@@ -72,6 +88,13 @@ absl::StatusOr<EngineOptions> EngineOptionsFromFlags() {
     return absl::InvalidArgumentError(absl::StrCat("--max_sequence_length is ", options.max_sequence_length,
                                                    "; it must be >= 0 (0: the model's limit)"));
   }
+  return options;
+}
+
+RuntimeOptions RuntimeOptionsFromFlags(int num_threads) {
+  RuntimeOptions options;
+  options.num_threads = num_threads;
+  options.allow_tf32 = absl::GetFlag(FLAGS_allow_tf32);
   return options;
 }
 

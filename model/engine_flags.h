@@ -1,8 +1,9 @@
 // The flags that choose and place the model (--model, --device, --dtype,
 // --threads, --emd, --max_sequence_length, --replicas, --warmup_shapes,
-// --buckets, --cuda_graphs), shared by
-// deberta-server and deberta-cli, and the functions that turn them into
-// EngineOptions.
+// --buckets, --cuda_graphs) and LibTorch's process-wide settings
+// (--allow_tf32), shared by deberta-server and deberta-cli, and the
+// functions that turn them into EngineOptions and RuntimeOptions. Each
+// flag's default is its options struct's.
 #ifndef DEBERTA_MODEL_ENGINE_FLAGS_H_
 #define DEBERTA_MODEL_ENGINE_FLAGS_H_
 
@@ -10,6 +11,7 @@
 
 #include "absl/status/statusor.h"
 #include "model/engine_options.h"
+#include "model/runtime.h"
 
 namespace deberta::model {
 
@@ -17,6 +19,9 @@ namespace deberta::model {
 // negative or absurd thread count, a negative sequence length, bad
 // --buckets, or --cuda_graphs without buckets or off a CUDA device.
 absl::StatusOr<EngineOptions> EngineOptionsFromFlags();
+
+// --allow_tf32, with the calling thread's `num_threads`, for ConfigureRuntime.
+RuntimeOptions RuntimeOptionsFromFlags(int num_threads);
 
 // --warmup_shapes into `options`: "auto" (the default) warms the largest
 // batch the batcher's limits allow (see EngineOptions::warmup_batch_tokens),

@@ -67,11 +67,6 @@ struct EngineOptions {
   // predicted positions, so its transient memory is bounded whatever the
   // batch: 32 MiB is 65 positions of a 128k vocabulary. REQUIRES: > 0.
   int64_t max_logits_bytes_per_chunk = 32 << 20;
-  // float32 matrix products and convolutions on a GPU in TF32 (Ampere and
-  // later): faster, but about 3 significant digits instead of 7, so off by
-  // default, which keeps float32 on a GPU within the golden tolerance.
-  // Process-wide in LibTorch (the last engine created sets it).
-  bool allow_tf32 = false;
   // Batches run once on the executor thread before the first request
   // (InitializeThread), through one head, after one short sequence through
   // each: the

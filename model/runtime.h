@@ -6,13 +6,26 @@
 
 namespace deberta::model {
 
+// LibTorch's process-wide settings: one set per process, whatever the
+// number of engines (replicas, models) it creates.
+struct RuntimeOptions {
+  // Intra-op threads of the calling thread: ResolveThreadCount(num_threads).
+  // A server passes 1: it loads the model on the main thread, and batches
+  // run on the batcher's threads, which the engine's InitializeThread sets up.
+  int num_threads = 1;
+  // float32 matrix products and convolutions on a GPU in TF32 (Ampere and
+  // later): faster, but about 3 significant digits instead of 7, so off by
+  // default, which keeps float32 on a GPU within the golden tolerance.
+  bool allow_tf32 = false;
+};
+
 // Probes the CPU for the kernels to run (model/torch/cpu_backend.h), keeps
 // freed tensor memory inside the process (glibc's mallopt: see the
-// implementation for the page faults it saves), and sets the calling
-// thread's intra-op thread count to ResolveThreadCount(num_threads).
-// A server passes 1: it loads the model on the main thread, and batches run
-// on the batcher's thread, which the engine's InitializeThread sets up.
-void ConfigureRuntime(int num_threads);
+// implementation for the page faults it saves), sets the calling thread's
+// intra-op threads, TF32 on or off, and selects oneDNN as LibTorch's
+// quantized engine where this LibTorch has it (int8 needs it: LoadNetwork
+// refuses int8 otherwise).
+void ConfigureRuntime(const RuntimeOptions& options);
 
 // `num_threads` when > 0; otherwise the CPUs this process may run on,
 // within its cgroup v2 CPU quota (a container with a 2-CPU limit on a

@@ -77,7 +77,7 @@ int main(int argc, char** argv) {
   // The main thread only loads the model; batches run on the batcher's
   // threads, one per replica, which get the intra-op threads (see
   // ConfigureRuntime).
-  deberta::model::ConfigureRuntime(/*num_threads=*/1);
+  deberta::model::ConfigureRuntime(deberta::model::RuntimeOptionsFromFlags(/*num_threads=*/1));
   std::vector<std::unique_ptr<deberta::model::Engine>> engines;
   for (size_t r = 0; r < replicas->size(); ++r) {
     const deberta::model::EngineOptions& options = (*replicas)[r];

@@ -46,7 +46,8 @@ int WithEngineOptions(const std::string& name, Command command) {
 template <typename Command>
 int WithEngine(const std::string& name, Command command) {
   return WithEngineOptions(name, [&](const deberta::model::EngineOptions& options) {
-    deberta::model::ConfigureRuntime(/*num_threads=*/1);  // The engine's thread is set up by the command.
+    // One thread: the engine's is set up by the command.
+    deberta::model::ConfigureRuntime(deberta::model::RuntimeOptionsFromFlags(/*num_threads=*/1));
     auto engine = deberta::model::CreateTorchEngine(options);
     if (!engine.ok()) {
       std::cerr << "deberta-cli " << name << ": " << engine.status() << "\n";

@@ -9,6 +9,7 @@
 #include "absl/strings/str_split.h"
 #include "model/checkpoint_files.h"
 #include "model/demo_model.h"
+#include "model/engine_flags.h"
 #include "model/runtime.h"
 #include "model/torch/reference_run.h"
 
@@ -35,7 +36,7 @@ int RunCommand(const model::EngineOptions& engine) {
     options.outputs.emplace_back(name);
   }
   // One thread loads and runs: it gets every intra-op thread.
-  model::ConfigureRuntime(engine.num_threads);
+  model::ConfigureRuntime(model::RuntimeOptionsFromFlags(engine.num_threads));
   absl::Status status = model::RunReferenceBatch(options);
   if (!status.ok()) {
     std::cerr << "deberta-cli run: " << status << "\n";

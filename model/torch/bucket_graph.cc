@@ -3,19 +3,15 @@
 
 #include <ATen/ATen.h>
 
-#include <algorithm>
+#include "model/status_macros.h"
 
 namespace deberta::model {
 
 void KeepInputRowsBelow(int64_t rows, EncodedBatch* encoded) {
-  AttentionContext& ctx = encoded->ctx;
-  // ctx.rows is in input order, so the rows kept are a prefix.
-  const auto kept = static_cast<int64_t>(
-      std::lower_bound(ctx.rows.begin(), ctx.rows.end(), rows) - ctx.rows.begin());
-  if (kept == static_cast<int64_t>(ctx.rows.size())) return;
-  ctx.rows.resize(kept);
-  ctx.mask = ctx.mask.narrow(0, 0, kept);
-  ctx.key_bias = ctx.key_bias.narrow(0, 0, kept);
+  const size_t before = encoded->live.rows().size();
+  const int64_t kept = encoded->live.KeepBelow(rows);
+  if (static_cast<size_t>(kept) == before) return;
+  encoded->ctx.padding = encoded->ctx.padding.FirstRows(kept);
   for (at::Tensor& state : encoded->states) state = state.narrow(0, 0, kept);
 }
 
@@ -30,7 +26,7 @@ std::unique_ptr<BucketGraph> BucketGraph::Record(const DebertaNetworkImpl& netwo
   graph->inputs_.mask = at::ones(sizes, options.dtype(at::kFloat));
   if (network.config().type_vocab_size > 0) graph->inputs_.token_type_ids = at::zeros(sizes, options.dtype(at::kLong));
   // Host work (the index tables) before the capture, which allows none.
-  graph->relative_ = MakeRelativeContext(network.config(), shape.length, device);
+  graph->relative_ = MakeRelativeGeometry(network.config(), shape.length, device);
   BucketGraph* g = graph.get();
   auto work = [g, &network] { g->outputs_ = network.EncodeForCapture(g->inputs_, g->relative_); };
   work();
@@ -38,18 +34,16 @@ std::unique_ptr<BucketGraph> BucketGraph::Record(const DebertaNetworkImpl& netwo
   return graph;
 }
 
-EncodedBatch BucketGraph::Run(const NetworkInputs& padded, int64_t rows) {
-  if (padded.rows_wanted != nullptr) {
-    const std::vector<bool> wanted = (*padded.rows_wanted)();
-    if (std::none_of(wanted.begin(), wanted.end(), [](bool w) { return w; })) throw BatchStopped();
-  }
+absl::StatusOr<EncodedBatch> BucketGraph::Run(const NetworkInputs& padded, int64_t rows) {
+  // The replay computes every row: it runs only if one is still wanted.
+  DEBERTA_RETURN_IF_ERROR(LiveRows(shape_.batch_size, padded.rows_wanted).CheckAnyWanted());
   inputs_.input_ids.copy_(padded.input_ids);
   inputs_.mask.copy_(padded.mask);
   if (inputs_.token_type_ids.defined()) inputs_.token_type_ids.copy_(padded.token_type_ids);
   graph_->Replay();
   EncodedBatch encoded = outputs_;
+  encoded.live = LiveRows(shape_.batch_size, padded.rows_wanted);  // Asked from here on (EMD).
   KeepInputRowsBelow(rows, &encoded);
-  encoded.ctx.rows_wanted = padded.rows_wanted;
   return encoded;
 }
 

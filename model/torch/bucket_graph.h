@@ -6,6 +6,7 @@
 
 #include <memory>
 
+#include "absl/status/statusor.h"
 #include "model/engine_options.h"
 #include "model/torch/deberta_model.h"
 #include "model/torch/device_runtime.h"
@@ -32,14 +33,14 @@ class BucketGraph {
   // recorded inputs, replays, and returns the encoder's output for its
   // first `rows` rows, with padded.rows_wanted for what runs after (EMD).
   // The states are views of the recorded outputs, valid until the next
-  // replay of any of the engine's graphs. Throws BatchStopped when no row
+  // replay of any of the engine's graphs. BatchStoppedError when no row
   // is wanted before the replay (inside it no row is dropped).
-  EncodedBatch Run(const NetworkInputs& padded, int64_t rows);
+  absl::StatusOr<EncodedBatch> Run(const NetworkInputs& padded, int64_t rows);
 
  private:
   BatchShape shape_;
   NetworkInputs inputs_;        // The recorded inputs.
-  AttentionContext relative_;   // The relative indices for shape_.length.
+  RelativeGeometry relative_;   // The relative indices for shape_.length.
   EncodedBatch outputs_;        // The recorded outputs (reassigned by the work).
   std::unique_ptr<DeviceGraph> graph_;
 };

@@ -97,7 +97,7 @@ bool CpuAttentionApplies(const CpuAttentionInputs& in, const AttentionContext& c
   }
   if (!HeadRows(in.k, q) || !HeadRows(in.v, q)) return false;  // Same shape: queries and keys of one length.
   const int64_t batch = q.size(0), heads = q.size(1), length = q.size(2), d = q.size(3);
-  const at::Tensor& bias = ctx.key_bias;
+  const at::Tensor& bias = ctx.padding.key_bias;
   if (!OnCpuIn(bias, at::kFloat) || bias.dim() != 4 || bias.size(0) != batch || bias.size(3) != length ||
       bias.stride(3) != 1) {
     return false;
@@ -108,7 +108,7 @@ bool CpuAttentionApplies(const CpuAttentionInputs& in, const AttentionContext& c
     return !t.defined() || (OnCpuIn(t, q.scalar_type()) && t.dim() == 3 && t.size(0) == heads &&
                             t.size(1) == rows && t.size(2) == d && t.stride(2) == 1);
   };
-  const at::Tensor& index = ctx.c2p_index;
+  const at::Tensor& index = ctx.relative.c2p_index;
   return table_fits(in.pos_key) && table_fits(in.pos_query) && OnCpuIn(index, at::kLong) && index.dim() == 2 &&
          index.size(0) == length && index.size(1) == length && index.is_contiguous();
 #endif
@@ -132,10 +132,10 @@ at::Tensor CpuAttention(const CpuAttentionInputs& in, const AttentionContext& ct
   const at::Tensor probs = in.v.scalar_type() == at::kFloat ? scores : at::empty_like(scores, in.v.options());
   at::Tensor c2p = in.pos_key.defined() ? at::empty({heads, length, rows}, floats) : at::Tensor();
   at::Tensor p2c = in.pos_query.defined() ? at::empty({heads, length, rows}, floats) : at::Tensor();
-  const int64_t* index = rows > 0 ? ctx.c2p_index.data_ptr<int64_t>() : nullptr;
+  const int64_t* index = rows > 0 ? ctx.relative.c2p_index.data_ptr<int64_t>() : nullptr;
   try {
     const HeadMatmul content(in.q[0], in.k[0].transpose(1, 2), scores);
-    const int64_t offset = rows > 0 ? ctx.c2p_index_offset : -1;
+    const int64_t offset = rows > 0 ? ctx.relative.c2p_index_offset : -1;
     const at::Tensor pos_key_t = c2p.defined() ? in.pos_key.transpose(1, 2) : at::Tensor();
     const at::Tensor pos_query_t = p2c.defined() ? in.pos_query.transpose(1, 2) : at::Tensor();
     std::optional<HeadMatmul> c2p_product, p2c_product;
@@ -147,7 +147,7 @@ at::Tensor CpuAttention(const CpuAttentionInputs& in, const AttentionContext& ct
       content.Run(q, k.transpose(1, 2), scores);
       if (c2p_product.has_value()) c2p_product->Run(q, pos_key_t, c2p);
       if (p2c_product.has_value()) p2c_product->Run(k, pos_query_t, p2c);
-      const float* key_bias = ctx.key_bias[b].data_ptr<float>();
+      const float* key_bias = ctx.padding.key_bias[b].data_ptr<float>();
       // Per head, while its matrix is in cache: the position terms and the
       // key mask, then the softmax, written in the value product's dtype.
       at::parallel_for(0, heads, 1, [&](int64_t begin, int64_t end) {

@@ -4,6 +4,7 @@
 #include <ATen/ATen.h>
 
 #include "absl/strings/str_cat.h"
+#include "model/status_macros.h"
 #include "model/torch/relative_position.h"
 
 namespace deberta::model {
@@ -54,27 +55,32 @@ bool DebertaNetworkImpl::CanRunEmd() const {
          config_.num_hidden_layers >= 2 && config_.embedding_size == config_.hidden_size;
 }
 
-std::vector<at::Tensor> DebertaNetworkImpl::RunEncoder(const NetworkInputs& inputs, AttentionContext& ctx,
-                                                       bool keep_all, LastLayerPositions last) const {
+absl::StatusOr<std::vector<at::Tensor>> DebertaNetworkImpl::RunEncoder(const NetworkInputs& inputs,
+                                                                       AttentionContext& ctx, LiveRows& live,
+                                                                       bool keep_all, LastLayerPositions last) const {
   at::Tensor x0 = deberta->embeddings->forward(inputs.input_ids, inputs.token_type_ids, inputs.mask);
-  return deberta->encoder->forward(x0, ctx, keep_all, last == LastLayerPositions::kFirstOnly);
+  return deberta->encoder->forward(x0, ctx, live, keep_all, last == LastLayerPositions::kFirstOnly);
 }
 
-EncodedBatch DebertaNetworkImpl::Encode(const NetworkInputs& inputs, LastLayerPositions last) const {
+absl::StatusOr<EncodedBatch> DebertaNetworkImpl::Encode(const NetworkInputs& inputs, LastLayerPositions last) const {
   EncodedBatch encoded;
   encoded.ctx = MakeAttentionContext(config_, inputs.mask);
-  encoded.ctx.rows_wanted = inputs.rows_wanted;
-  encoded.states = RunEncoder(inputs, encoded.ctx, /*keep_all=*/false, last);
+  encoded.live = LiveRows(inputs.mask.size(0), inputs.rows_wanted);
+  DEBERTA_ASSIGN_OR_RETURN(encoded.states,
+                           RunEncoder(inputs, encoded.ctx, encoded.live, /*keep_all=*/false, last));
   return encoded;
 }
 
 EncodedBatch DebertaNetworkImpl::EncodeForCapture(const NetworkInputs& inputs,
-                                                  const AttentionContext& relative) const {
+                                                  const RelativeGeometry& relative) const {
   EncodedBatch encoded;
-  encoded.ctx = relative;
-  encoded.ctx.rows_wanted = nullptr;
-  SetAttentionMask(&encoded.ctx, inputs.mask);
-  encoded.states = RunEncoder(inputs, encoded.ctx, /*keep_all=*/false);
+  encoded.ctx = {relative, MakeKeyPadding(inputs.mask)};
+  encoded.live = LiveRows(inputs.mask.size(0), /*wanted=*/nullptr);
+  // Nothing is asked without `wanted`, so nothing can stop it.
+  absl::StatusOr<std::vector<at::Tensor>> states =
+      RunEncoder(inputs, encoded.ctx, encoded.live, /*keep_all=*/false);
+  TORCH_CHECK(states.ok(), "a forward that drops no row stopped: ", states.status().ToString());
+  encoded.states = *std::move(states);
   return encoded;
 }
 
@@ -82,15 +88,16 @@ at::Tensor DebertaNetworkImpl::ClassifierLogits(const EncodedBatch& encoded) con
   return classifier->forward(pooler->forward(encoded.states.back()));
 }
 
-at::Tensor DebertaNetworkImpl::ClassifierLogits(const NetworkInputs& inputs, std::vector<int64_t>* rows) const {
-  EncodedBatch encoded = Encode(inputs, LastLayerPositions::kFirstOnly);
-  *rows = encoded.ctx.rows;
+absl::StatusOr<at::Tensor> DebertaNetworkImpl::ClassifierLogits(const NetworkInputs& inputs,
+                                                                std::vector<int64_t>* rows) const {
+  DEBERTA_ASSIGN_OR_RETURN(EncodedBatch encoded, Encode(inputs, LastLayerPositions::kFirstOnly));
+  *rows = encoded.live.rows();
   return ClassifierLogits(encoded);
 }
 
-at::Tensor DebertaNetworkImpl::EnhancedMaskDecoder(const at::Tensor& second_to_last,
-                                                   AttentionContext& ctx,
-                                                   std::map<std::string, at::Tensor>* trace) const {
+absl::StatusOr<at::Tensor> DebertaNetworkImpl::EnhancedMaskDecoder(const at::Tensor& second_to_last,
+                                                                   AttentionContext& ctx, LiveRows& live,
+                                                                   std::map<std::string, at::Tensor>* trace) const {
   const int64_t batch = second_to_last.size(0), length = second_to_last.size(1);
   // Raw absolute position rows: no LayerNorm, mask or projection.
   at::Tensor z = deberta->embeddings->position_embeddings->weight.narrow(0, 0, length)
@@ -105,33 +112,36 @@ at::Tensor DebertaNetworkImpl::EnhancedMaskDecoder(const at::Tensor& second_to_l
   // Two passes of the last layer; keys and values always from h_(N-1).
   at::Tensor key_value = second_to_last;
   for (int pass = 1; pass <= 2; ++pass) {
-    DropUnwantedRows(&ctx, {&query, &key_value});
+    DEBERTA_RETURN_IF_ERROR(live.DropUnwanted(&ctx.padding, {&query, &key_value}));
     query = deberta->encoder->RunLayer(last, query, key_value, ctx);
     if (trace) (*trace)[absl::StrCat("emd_hidden_states.", pass)] = query;
   }
   return query;
 }
 
-at::Tensor DebertaNetworkImpl::MaskedLmStates(const NetworkInputs& inputs, bool emd,
-                                              const std::vector<int64_t>& batch_index,
-                                              const std::vector<int64_t>& position,
-                                              std::vector<int64_t>* entries) const {
-  EncodedBatch encoded = Encode(inputs);
+absl::StatusOr<at::Tensor> DebertaNetworkImpl::MaskedLmStates(const NetworkInputs& inputs, bool emd,
+                                                              const std::vector<int64_t>& batch_index,
+                                                              const std::vector<int64_t>& position,
+                                                              std::vector<int64_t>* entries) const {
+  DEBERTA_ASSIGN_OR_RETURN(EncodedBatch encoded, Encode(inputs));
   return MaskedLmStates(encoded, emd, batch_index, position, entries);
 }
 
-at::Tensor DebertaNetworkImpl::MaskedLmStates(EncodedBatch& encoded, bool emd,
-                                              const std::vector<int64_t>& batch_index,
-                                              const std::vector<int64_t>& position,
-                                              std::vector<int64_t>* entries) const {
-  AttentionContext& ctx = encoded.ctx;
+absl::StatusOr<at::Tensor> DebertaNetworkImpl::MaskedLmStates(EncodedBatch& encoded, bool emd,
+                                                              const std::vector<int64_t>& batch_index,
+                                                              const std::vector<int64_t>& position,
+                                                              std::vector<int64_t>* entries) const {
   const std::vector<at::Tensor>& states = encoded.states;
-  at::Tensor final_states =
-      emd ? EnhancedMaskDecoder(states[states.size() - 2], ctx, nullptr) : states.back();
+  at::Tensor final_states = states.back();
+  if (emd) {
+    DEBERTA_ASSIGN_OR_RETURN(final_states,
+                             EnhancedMaskDecoder(states[states.size() - 2], encoded.ctx, encoded.live, nullptr));
+  }
   // The entries whose row is still computed, with that row's index now.
-  // ctx.rows ascends, so its last entry is the largest input row.
-  std::vector<int64_t> current_row(ctx.rows.empty() ? 0 : ctx.rows.back() + 1, -1);
-  for (size_t i = 0; i < ctx.rows.size(); ++i) current_row[ctx.rows[i]] = static_cast<int64_t>(i);
+  // The live rows ascend, so the last is the largest input row.
+  const std::vector<int64_t>& live = encoded.live.rows();
+  std::vector<int64_t> current_row(live.empty() ? 0 : live.back() + 1, -1);
+  for (size_t i = 0; i < live.size(); ++i) current_row[live[i]] = static_cast<int64_t>(i);
   std::vector<int64_t> rows, positions;
   entries->clear();
   for (size_t m = 0; m < batch_index.size(); ++m) {
@@ -191,8 +201,11 @@ std::map<std::string, at::Tensor> DebertaNetworkImpl::Trace(const NetworkInputs&
 
   std::map<std::string, at::Tensor> trace;
   AttentionContext ctx = MakeAttentionContext(config_, inputs.mask);
+  LiveRows live(inputs.mask.size(0), /*wanted=*/nullptr);  // Every row: nothing can stop the trace.
   // Without every layer's states, RunEncoder keeps the last two (EMD's input).
-  std::vector<at::Tensor> states = RunEncoder(inputs, ctx, /*keep_all=*/every_layer);
+  absl::StatusOr<std::vector<at::Tensor>> encoded = RunEncoder(inputs, ctx, live, /*keep_all=*/every_layer);
+  TORCH_CHECK(encoded.ok(), encoded.status().ToString());
+  const std::vector<at::Tensor> states = *std::move(encoded);
   if (every_layer) {
     for (size_t k = 0; k < states.size(); ++k) trace[absl::StrCat("hidden_states.", k)] = states[k];
   }
@@ -202,7 +215,7 @@ std::map<std::string, at::Tensor> DebertaNetworkImpl::Trace(const NetworkInputs&
     std::vector<int64_t> rel = RelativePositionTable(length, config_.position_buckets,
                                                      config_.MaxRelativePositions());
     trace["relative_pos"] = at::from_blob(rel.data(), {length, length}, at::kLong).clone();
-    trace["c2p_index"] = (ctx.c2p_index + ctx.first_row).cpu();
+    trace["c2p_index"] = (ctx.relative.c2p_index + ctx.relative.first_row).cpu();
     trace["rel_embeddings"] = deberta->encoder->relative_table();
   }
   if (classifier && want_any({"pooled_output", "classifier_logits"})) {
@@ -212,7 +225,9 @@ std::map<std::string, at::Tensor> DebertaNetworkImpl::Trace(const NetworkInputs&
   if (lm_predictions) {
     if (want("mlm_logits_no_emd")) trace["mlm_logits_no_emd"] = lm_predictions->lm_head->forward(states.back());
     if (CanRunEmd() && emd) {
-      at::Tensor final_states = EnhancedMaskDecoder(states[states.size() - 2], ctx, &trace);
+      absl::StatusOr<at::Tensor> decoded = EnhancedMaskDecoder(states[states.size() - 2], ctx, live, &trace);
+      TORCH_CHECK(decoded.ok(), decoded.status().ToString());
+      const at::Tensor final_states = *std::move(decoded);
       trace["emd_final"] = final_states;
       if (want("mlm_logits_emd")) trace["mlm_logits_emd"] = lm_predictions->lm_head->forward(final_states);
     }

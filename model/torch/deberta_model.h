@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "absl/status/statusor.h"
+#include "model/engine.h"
 #include "model/torch/embeddings.h"
 #include "model/torch/encoder.h"
 #include "model/torch/heads/classification_head.h"
@@ -39,8 +41,9 @@ struct NetworkInputs {
   at::Tensor input_ids;       // [B, L] int64
   at::Tensor token_type_ids;  // [B, L] int64, or undefined
   at::Tensor mask;            // [B, L] float 0/1
-  // See AttentionContext::rows_wanted.
-  const std::function<std::vector<bool>()>* rows_wanted = nullptr;
+  // Which rows are still wanted, asked between parts of the encoder
+  // (LiveRows); null: every row, never asked.
+  const Engine::RowsWanted* rows_wanted = nullptr;
 };
 
 // Which positions the encoder's last layer computes: all of them, or the
@@ -50,9 +53,10 @@ enum class LastLayerPositions { kAll, kFirstOnly };
 // The encoder's output for a batch: what the heads take.
 struct EncodedBatch {
   // {h_(N-1), h_N}, each [B', L, H] (h_N [B', 1, H] under
-  // LastLayerPositions::kFirstOnly); row i is input row ctx.rows[i].
+  // LastLayerPositions::kFirstOnly); row i is input row live.rows()[i].
   std::vector<at::Tensor> states;
-  AttentionContext ctx;
+  AttentionContext ctx;  // Its padding holds the rows live.rows().
+  LiveRows live;
 };
 
 class DebertaNetworkImpl : public torch::nn::Module {
@@ -76,30 +80,34 @@ class DebertaNetworkImpl : public torch::nn::Module {
   bool CanRunEmd() const;
 
   // Embeddings and encoder, dropping the rows no longer wanted
-  // (inputs.rows_wanted) on the way.
-  EncodedBatch Encode(const NetworkInputs& inputs, LastLayerPositions last = LastLayerPositions::kAll) const;
+  // (inputs.rows_wanted) on the way; BatchStoppedError when none is left.
+  absl::StatusOr<EncodedBatch> Encode(const NetworkInputs& inputs,
+                                      LastLayerPositions last = LastLayerPositions::kAll) const;
   // Embeddings and encoder of every row of a batch, under `relative`
-  // (MakeRelativeContext for the batch's length): device work only, no
+  // (MakeRelativeGeometry for the batch's length): device work only, no
   // host copies and no row dropping, so a device graph can capture it.
-  EncodedBatch EncodeForCapture(const NetworkInputs& inputs, const AttentionContext& relative) const;
+  EncodedBatch EncodeForCapture(const NetworkInputs& inputs, const RelativeGeometry& relative) const;
 
-  // [B', num_labels] classifier logits of the rows encoded.ctx.rows.
+  // [B', num_labels] classifier logits of the rows encoded.live.rows().
   at::Tensor ClassifierLogits(const EncodedBatch& encoded) const;
   // Encode (the last layer at the first position only), then the above;
   // `*rows` gets the input rows computed (all B unless inputs.rows_wanted
   // dropped some on the way).
-  at::Tensor ClassifierLogits(const NetworkInputs& inputs, std::vector<int64_t>* rows) const;
+  absl::StatusOr<at::Tensor> ClassifierLogits(const NetworkInputs& inputs, std::vector<int64_t>* rows) const;
 
   // The final hidden states [M', H] at the positions (batch_index[m],
   // position[m]) for m in `*entries` (every m whose row is still in
-  // encoded.ctx.rows, which EMD may reduce further), with or without EMD:
-  // what the LM head takes. Callers apply MaskedLmHead to them in chunks
-  // of rows.
-  at::Tensor MaskedLmStates(EncodedBatch& encoded, bool emd, const std::vector<int64_t>& batch_index,
-                            const std::vector<int64_t>& position, std::vector<int64_t>* entries) const;
+  // encoded.live.rows(), which EMD may reduce further), with or without
+  // EMD: what the LM head takes. Callers apply MaskedLmHead to them in
+  // chunks of rows. BatchStoppedError if EMD finds no row wanted.
+  absl::StatusOr<at::Tensor> MaskedLmStates(EncodedBatch& encoded, bool emd, const std::vector<int64_t>& batch_index,
+                                            const std::vector<int64_t>& position,
+                                            std::vector<int64_t>* entries) const;
   // Encode, then the above.
-  at::Tensor MaskedLmStates(const NetworkInputs& inputs, bool emd, const std::vector<int64_t>& batch_index,
-                            const std::vector<int64_t>& position, std::vector<int64_t>* entries) const;
+  absl::StatusOr<at::Tensor> MaskedLmStates(const NetworkInputs& inputs, bool emd,
+                                            const std::vector<int64_t>& batch_index,
+                                            const std::vector<int64_t>& position,
+                                            std::vector<int64_t>* entries) const;
   // LM head: [m, H] states -> [m, V] float32 logits.
   at::Tensor MaskedLmHead(const at::Tensor& states) const;
 
@@ -130,13 +138,14 @@ class DebertaNetworkImpl : public torch::nn::Module {
   // EMD's two passes of the last layer (docs/deberta-model.md section 9.2); `second_to_last` is
   // h_(N-1). Fills `trace` with its intermediates when not null. Rows no
   // longer wanted are dropped before each pass, as in the encoder: the
-  // result and `ctx` then hold only ctx.rows.
-  at::Tensor EnhancedMaskDecoder(const at::Tensor& second_to_last, AttentionContext& ctx,
-                                 std::map<std::string, at::Tensor>* trace) const;
-  // Embeddings and encoder under `ctx`: every layer's states when
-  // `keep_all`, else {h_(N-1), h_N}.
-  std::vector<at::Tensor> RunEncoder(const NetworkInputs& inputs, AttentionContext& ctx, bool keep_all,
-                                     LastLayerPositions last = LastLayerPositions::kAll) const;
+  // result, `ctx.padding` and `live` then hold only live.rows().
+  absl::StatusOr<at::Tensor> EnhancedMaskDecoder(const at::Tensor& second_to_last, AttentionContext& ctx,
+                                                 LiveRows& live, std::map<std::string, at::Tensor>* trace) const;
+  // Embeddings and encoder under `ctx` and `live`: every layer's states
+  // when `keep_all`, else {h_(N-1), h_N}.
+  absl::StatusOr<std::vector<at::Tensor>> RunEncoder(const NetworkInputs& inputs, AttentionContext& ctx,
+                                                     LiveRows& live, bool keep_all,
+                                                     LastLayerPositions last = LastLayerPositions::kAll) const;
 
   DebertaConfig config_;
   NetworkParts parts_;

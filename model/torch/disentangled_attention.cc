@@ -161,8 +161,11 @@ at::Tensor DisentangledSelfAttentionImpl::forward(const at::Tensor& query_states
   // On the CPU where the backend has oneDNN's products for this dtype.
   if (q.device().is_cpu() && CpuKernels().FusedAttention(q.scalar_type())) {
     CpuAttentionInputs in{q, k, v, at::Tensor(), at::Tensor()};
-    if (config_.relative_attention && config_.c2p) in.pos_key = pos_key_.narrow(1, ctx.first_row, ctx.num_rows);
-    if (config_.relative_attention && config_.p2c) in.pos_query = pos_query_.narrow(1, ctx.first_row, ctx.num_rows);
+    const RelativeGeometry& relative = ctx.relative;
+    if (config_.relative_attention && config_.c2p) in.pos_key = pos_key_.narrow(1, relative.first_row, relative.num_rows);
+    if (config_.relative_attention && config_.p2c) {
+      in.pos_query = pos_query_.narrow(1, relative.first_row, relative.num_rows);
+    }
     if (CpuAttentionApplies(in, ctx)) return CpuAttention(in, ctx);
   }
   // q carries the scale (folded into its projection); Qr is pre-scaled.
@@ -172,7 +175,7 @@ at::Tensor DisentangledSelfAttentionImpl::forward(const at::Tensor& query_states
 
   at::Tensor c2p, p2c;  // [B, n, Lq, R], [B, n, Lk, R]: each query/key against the table's needed rows.
   if (config_.relative_attention) {
-    const int64_t rows = ctx.num_rows;
+    const int64_t rows = ctx.relative.num_rows;
     // Multiply per head against the needed rows: [n, B*L, d] x [n, d, R].
     auto by_head = [&](const at::Tensor& x, int64_t len) {
       return x.permute({1, 0, 2, 3}).reshape({heads_, batch * len, head_size_});
@@ -186,12 +189,14 @@ at::Tensor DisentangledSelfAttentionImpl::forward(const at::Tensor& query_states
       if (CpuSgemmProductApplies(x, per_batch)) return CpuSgemmProduct(x, per_batch, /*transpose_b=*/true);
       return back(at::bmm(by_head(x, len), table.transpose(1, 2)), len);
     };
-    if (config_.c2p) c2p = against(q, lq, pos_key_.narrow(1, ctx.first_row, rows));
-    if (config_.p2c) p2c = against(k, lk, pos_query_.narrow(1, ctx.first_row, rows));
+    if (config_.c2p) c2p = against(q, lq, pos_key_.narrow(1, ctx.relative.first_row, rows));
+    if (config_.p2c) p2c = against(k, lk, pos_query_.narrow(1, ctx.relative.first_row, rows));
   }
-  if (c2p.defined()) scores.add_(c2p.gather(-1, ctx.c2p_index.expand({batch, heads_, lq, lk})));
-  if (p2c.defined()) scores.add_(p2c.gather(-1, ctx.p2c_index.expand({batch, heads_, lk, lq})).transpose(-1, -2));
-  scores.add_(ctx.key_bias);
+  if (c2p.defined()) scores.add_(c2p.gather(-1, ctx.relative.c2p_index.expand({batch, heads_, lq, lk})));
+  if (p2c.defined()) {
+    scores.add_(p2c.gather(-1, ctx.relative.p2c_index.expand({batch, heads_, lk, lq})).transpose(-1, -2));
+  }
+  scores.add_(ctx.padding.key_bias);
   at::Tensor probs = at::softmax(scores, -1).to(v.scalar_type());
   return Product(probs, v, /*transpose_b=*/false).permute({0, 2, 1, 3}).reshape({batch, lq, a});
 }

@@ -6,6 +6,8 @@
 #include <initializer_list>
 #include <vector>
 
+#include "model/status_macros.h"
+
 namespace deberta::model {
 
 ConvLayerImpl::ConvImpl::ConvImpl(int64_t channels, int64_t groups, int64_t kernel) {
@@ -74,8 +76,9 @@ void EncoderImpl::PackLayersForCpu() {
   }
 }
 
-std::vector<at::Tensor> EncoderImpl::forward(const at::Tensor& embeddings, AttentionContext& ctx, bool keep_all,
-                                             bool first_position_only) const {
+absl::StatusOr<std::vector<at::Tensor>> EncoderImpl::forward(const at::Tensor& embeddings, AttentionContext& ctx,
+                                                             LiveRows& live, bool keep_all,
+                                                             bool first_position_only) const {
   std::vector<at::Tensor> states{embeddings};
   at::Tensor x0 = embeddings;  // The ConvLayer's input after layer 0.
   at::Tensor h = embeddings;
@@ -84,23 +87,22 @@ std::vector<at::Tensor> EncoderImpl::forward(const at::Tensor& embeddings, Atten
   // and its down product: 4, 4 and 4 H^2 per token), so a gone caller
   // costs at most a third of a layer.
   auto drop_unwanted = [&](std::initializer_list<at::Tensor*> current) {
-    if (ctx.rows_wanted == nullptr) return;
     std::vector<at::Tensor*> per_row(current);
     per_row.push_back(&x0);
     for (at::Tensor& state : states) per_row.push_back(&state);
-    DropUnwantedRows(&ctx, per_row);
+    return live.DropUnwanted(&ctx.padding, per_row);
   };
   for (size_t k = 0; k < layers_.size(); ++k) {
-    drop_unwanted({&h});
+    DEBERTA_RETURN_IF_ERROR(drop_unwanted({&h}));
     // The ConvLayer after layer 0 reads every position of its output.
     const bool first_only = first_position_only && k + 1 == layers_.size() && !(k == 0 && conv);
     at::Tensor a = first_only ? layers_[k]->attention->forward(h.narrow(1, 0, 1), h, FirstQueryContext(ctx))
                               : layers_[k]->attention->forward(h, h, ctx);
-    drop_unwanted({&a});
+    DEBERTA_RETURN_IF_ERROR(drop_unwanted({&a}));
     at::Tensor up = layers_[k]->FeedForwardUp(a);
-    drop_unwanted({&up, &a});
+    DEBERTA_RETURN_IF_ERROR(drop_unwanted({&up, &a}));
     h = layers_[k]->FeedForwardDown(up, a);
-    if (k == 0 && conv) h = conv->forward(x0, h, ctx.mask);
+    if (k == 0 && conv) h = conv->forward(x0, h, ctx.padding.mask);
     if (!keep_all && states.size() > 1) states.erase(states.begin());
     states.push_back(h);
   }

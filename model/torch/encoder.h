@@ -8,7 +8,9 @@
 
 #include <vector>
 
+#include "absl/status/statusor.h"
 #include "model/torch/encoder_layer.h"
+#include "model/torch/live_rows.h"
 
 namespace deberta::model {
 
@@ -51,13 +53,15 @@ class EncoderImpl : public torch::nn::Module {
   // Runs the layers on the embedding output. Returns h_0..h_N (index 0 the
   // embeddings, docs/deberta-model.md section 7) when `keep_all`, else only {h_(N-1), h_N}.
   // Before each third of a layer (attention, the feed-forward's up and its
-  // down product), rows no longer wanted are dropped (DropUnwantedRows):
-  // the states returned and `ctx` then hold only ctx.rows.
+  // down product), rows no longer wanted are dropped (LiveRows::DropUnwanted):
+  // the states returned, `ctx.padding` and `live` then hold only
+  // live.rows(); BatchStoppedError when none is left.
   // With `first_position_only`, the last layer computes position 0 alone
   // (its queries; keys and values from every position), so h_N is [B, 1,
   // H]: all a classifier reads, for about a sixth of a layer's work.
-  std::vector<at::Tensor> forward(const at::Tensor& embeddings, AttentionContext& ctx, bool keep_all,
-                                  bool first_position_only = false) const;
+  absl::StatusOr<std::vector<at::Tensor>> forward(const at::Tensor& embeddings, AttentionContext& ctx,
+                                                  LiveRows& live, bool keep_all,
+                                                  bool first_position_only = false) const;
 
   // Layer k (0-based) with separate query and key/value sources (for EMD).
   at::Tensor RunLayer(int64_t k, const at::Tensor& query_states,

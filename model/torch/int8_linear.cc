@@ -172,12 +172,27 @@ struct Int8Linear::Packed {
 #endif
 };
 
-absl::Status UseOnednnQuantizedEngine() {
+namespace {
+
+bool HasOnednnQuantizedEngine() {
   const auto& engines = at::globalContext().supportedQEngines();
-  if (std::find(engines.begin(), engines.end(), at::QEngine::ONEDNN) == engines.end()) {
+  return std::find(engines.begin(), engines.end(), at::QEngine::ONEDNN) != engines.end();
+}
+
+}  // namespace
+
+void SelectOnednnQuantizedEngine() {
+  if (HasOnednnQuantizedEngine()) at::globalContext().setQEngine(at::QEngine::ONEDNN);
+}
+
+absl::Status RequireOnednnQuantizedEngine() {
+  if (!HasOnednnQuantizedEngine()) {
     return absl::FailedPreconditionError("int8 needs LibTorch's oneDNN quantized engine, which this build lacks");
   }
-  at::globalContext().setQEngine(at::QEngine::ONEDNN);
+  if (at::globalContext().qEngine() != at::QEngine::ONEDNN) {
+    return absl::FailedPreconditionError(
+        "int8 needs oneDNN as LibTorch's quantized engine: call ConfigureRuntime before loading");
+  }
   return absl::OkStatus();
 }
 

@@ -19,9 +19,12 @@
 namespace deberta::model {
 
 // Selects oneDNN as LibTorch's quantized engine (process-wide), so that
-// Int8Linear runs its kernels. FailedPrecondition if this LibTorch has no
-// oneDNN quantized engine.
-absl::Status UseOnednnQuantizedEngine();
+// Int8Linear runs its kernels, where this LibTorch has it (ConfigureRuntime
+// calls it once); a no-op otherwise.
+void SelectOnednnQuantizedEngine();
+// OK if oneDNN is LibTorch's quantized engine; FailedPrecondition saying
+// why not (this LibTorch lacks it, or ConfigureRuntime was not called).
+absl::Status RequireOnednnQuantizedEngine();
 
 // The compute dtype of an int8 network's other products (attention scores,
 // position terms, heads): CpuKernels().int8_other_products, bfloat16 where
@@ -33,7 +36,7 @@ class Int8Linear {
   Int8Linear() = default;
   // From float32 `weight` [out, in] and `bias` [out] (may be undefined):
   // each output channel's weights scaled by max |w| / 127 and rounded.
-  // REQUIRES: UseOnednnQuantizedEngine() succeeded.
+  // REQUIRES: RequireOnednnQuantizedEngine() is OK.
   // With `gelu`, GELU (erf form) is applied after the bias where the
   // oneDNN path is taken (see applies_gelu).
   static Int8Linear Pack(const at::Tensor& weight, const at::Tensor& bias, bool gelu = false);

@@ -188,10 +188,8 @@ absl::StatusOr<LoadedNetwork> LoadNetwork(const EngineOptions& options) {
     return absl::InvalidArgumentError("EMD requested but the checkpoint has no MLM head");
   }
 
-  // Process-wide LibTorch settings; they matter on CUDA devices only.
-  at::globalContext().setAllowTF32CuBLAS(options.allow_tf32);
-  at::globalContext().setAllowTF32CuDNN(options.allow_tf32);
-  if (options.dtype == ComputeDType::kInt8) DEBERTA_RETURN_IF_ERROR(UseOnednnQuantizedEngine());
+  // Process-wide settings are ConfigureRuntime's; int8 checks its choice.
+  if (options.dtype == ComputeDType::kInt8) DEBERTA_RETURN_IF_ERROR(RequireOnednnQuantizedEngine());
   try {
     loaded.network->to(loaded.device);
     loaded.network->Prepare(compute_dtype, /*int8_encoder=*/options.dtype == ComputeDType::kInt8);

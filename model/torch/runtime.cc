@@ -1,6 +1,8 @@
-// Process-wide runtime settings: thread count, CPU probe and allocator.
+// Process-wide runtime settings: thread count, CPU probe, allocator, TF32
+// and the quantized engine.
 #include "model/runtime.h"
 
+#include <ATen/Context.h>
 #include <ATen/Parallel.h>
 #include <malloc.h>
 #include <sched.h>
@@ -13,6 +15,7 @@
 
 #include "absl/strings/numbers.h"
 #include "model/torch/cpu_backend.h"
+#include "model/torch/int8_linear.h"
 
 namespace deberta::model {
 
@@ -36,8 +39,8 @@ int ResolveThreadCount(int num_threads) {
   return std::max(1, cpus);
 }
 
-void ConfigureRuntime(int num_threads) {
-  at::set_num_threads(ResolveThreadCount(num_threads));
+void ConfigureRuntime(const RuntimeOptions& options) {
+  at::set_num_threads(ResolveThreadCount(options.num_threads));
   // The CPU backend's probe, once, at start rather than in the first load.
   ProbeCpu();
   // glibc returns large freed blocks (tensors) to the OS after every
@@ -47,6 +50,11 @@ void ConfigureRuntime(int num_threads) {
   mallopt(M_MMAP_THRESHOLD, 32 << 20);
   mallopt(M_TRIM_THRESHOLD, 1 << 30);
   mallopt(M_TOP_PAD, 64 << 20);
+  // They matter on CUDA devices only.
+  at::globalContext().setAllowTF32CuBLAS(options.allow_tf32);
+  at::globalContext().setAllowTF32CuDNN(options.allow_tf32);
+  // Without it int8 is refused at load (RequireOnednnQuantizedEngine), with its reason.
+  SelectOnednnQuantizedEngine();
 }
 
 }  // namespace deberta::model

@@ -6,12 +6,12 @@
 #include <c10/util/Exception.h>
 
 #include <algorithm>
-#include <map>
 
 #include "absl/strings/str_cat.h"
 #include "model/engine_factory.h"
 #include "model/runtime.h"
 #include "model/status_macros.h"
+#include "model/torch/heads/top_k.h"
 
 namespace deberta::model {
 namespace {
@@ -38,8 +38,6 @@ auto RunGuarded(Fn&& fn) -> decltype(fn()) {
   try {
     c10::InferenceMode inference_mode;  // Per thread, so set per call.
     return fn();
-  } catch (const BatchStopped& stopped) {
-    return absl::CancelledError(stopped.what());
   } catch (const std::exception& e) {
     return TranslateException(e);
   }
@@ -121,7 +119,7 @@ NetworkInputs TorchEngine::PadBatch(const std::vector<const Sequence*>& sequence
   return inputs;
 }
 
-EncodedBatch TorchEngine::EncodeBatch(const std::vector<const Sequence*>& sequences, const RowsWanted& rows_wanted,
+absl::StatusOr<EncodedBatch> TorchEngine::EncodeBatch(const std::vector<const Sequence*>& sequences, const RowsWanted& rows_wanted,
                                       LastLayerPositions last) {
   const auto rows = static_cast<int64_t>(sequences.size());
   int64_t length = 0;
@@ -132,7 +130,7 @@ EncodedBatch TorchEngine::EncodeBatch(const std::vector<const Sequence*>& sequen
   for (const std::unique_ptr<BucketGraph>& graph : graphs_) {
     if (graph->shape() == shape) return graph->Run(inputs, rows);
   }
-  EncodedBatch encoded = loaded_.network->Encode(inputs, last);
+  DEBERTA_ASSIGN_OR_RETURN(EncodedBatch encoded, loaded_.network->Encode(inputs, last));
   KeepInputRowsBelow(rows, &encoded);
   return encoded;
 }
@@ -202,8 +200,9 @@ absl::StatusOr<std::vector<ClassifyOutput>> TorchEngine::RunClassify(absl::Span<
   if (sequences.empty()) return std::vector<ClassifyOutput>{};
   return RunGuarded([&]() -> absl::StatusOr<std::vector<ClassifyOutput>> {
     // The classifier reads the last layer's first position alone.
-    const EncodedBatch encoded = EncodeBatch(sequences, rows_wanted, LastLayerPositions::kFirstOnly);
-    const std::vector<int64_t>& rows = encoded.ctx.rows;  // The input rows computed to the end.
+    DEBERTA_ASSIGN_OR_RETURN(const EncodedBatch encoded,
+                             EncodeBatch(sequences, rows_wanted, LastLayerPositions::kFirstOnly));
+    const std::vector<int64_t>& rows = encoded.live.rows();  // The input rows computed to the end.
     at::Tensor logits = loaded_.network->ClassifierLogits(encoded).to(at::kCPU, at::kFloat).contiguous();
     at::Tensor probs;
     switch (loaded_.info.problem_type) {
@@ -244,73 +243,26 @@ absl::StatusOr<std::vector<FillMaskOutput>> TorchEngine::RunFillMask(absl::Span<
   // Rows whose [rows, V] float32 logits fit the chunk budget.
   const int64_t chunk_rows = std::max<int64_t>(1, max_logits_bytes_per_chunk_ / (vocab * 4));
   return RunGuarded([&]() -> absl::StatusOr<std::vector<FillMaskOutput>> {
-    EncodedBatch encoded = EncodeBatch(sequences, rows_wanted, LastLayerPositions::kAll);
+    DEBERTA_ASSIGN_OR_RETURN(EncodedBatch encoded, EncodeBatch(sequences, rows_wanted, LastLayerPositions::kAll));
     std::vector<int64_t> entries;  // Entries of batch_index/position computed.
-    const at::Tensor states =
-        loaded_.network->MaskedLmStates(encoded, loaded_.info.emd_enabled, batch_index, position, &entries);
-    const auto rows = static_cast<int64_t>(entries.size());
-    // Each top_k group's probabilities and ids stay on the device until the
-    // batch is done; then one copy brings them all to the host (on a GPU,
-    // one transfer and one synchronisation per batch, not per group). Ids
-    // travel as float32, exact: vocab_size <= 2^24 (config limits).
-    struct Group {
-      int64_t begin, k, offset;  // First row of its chunk, its top_k, its place in `host`.
-      std::vector<int64_t> local;  // Its rows, relative to `begin`.
-    };
-    std::vector<Group> groups;
-    std::vector<at::Tensor> pieces;
-    int64_t offset = 0;
-    for (int64_t begin = 0; begin < rows; begin += chunk_rows) {
-      const int64_t end = std::min(rows, begin + chunk_rows);
-      const at::Tensor logits = loaded_.network->MaskedLmHead(states.slice(0, begin, end));
-      // softmax(l)[id] = exp(l[id] - logsumexp(l)): no [rows, V] probabilities.
-      const at::Tensor log_norm = logits.logsumexp(-1, /*keepdim=*/true);
-      // Each row gets its own top_k (clamped to the vocabulary: asserted,
-      // not validated, see Engine); rows of equal k share one topk call.
-      std::map<int64_t, std::vector<int64_t>> rows_by_k;
-      for (int64_t r = begin; r < end; ++r) {
-        const int64_t k = std::clamp<int64_t>(batch[batch_index[entries[r]]].top_k, 1, vocab);
-        rows_by_k[k].push_back(r - begin);
-      }
-      for (auto& [k, local] : rows_by_k) {
-        const int64_t n = static_cast<int64_t>(local.size());
-        at::Tensor picked = logits, norm = log_norm;
-        if (n != end - begin) {
-          const at::Tensor select = at::from_blob(local.data(), {n}, at::kLong).to(loaded_.device);
-          picked = logits.index_select(0, select);
-          norm = log_norm.index_select(0, select);
-        }
-        auto [top_logit, top_id] = picked.topk(k, -1);
-        pieces.push_back((top_logit - norm).exp().reshape({-1}));
-        pieces.push_back(top_id.to(at::kFloat).reshape({-1}));
-        groups.push_back({begin, k, offset, std::move(local)});
-        offset += 2 * n * k;
-      }
+    DEBERTA_ASSIGN_OR_RETURN(
+        const at::Tensor states,
+        loaded_.network->MaskedLmStates(encoded, loaded_.info.emd_enabled, batch_index, position, &entries));
+    // Each row its own top_k, clamped to the vocabulary (asserted, not
+    // validated, see Engine).
+    std::vector<int64_t> top_k(entries.size());
+    for (size_t r = 0; r < entries.size(); ++r) {
+      top_k[r] = std::clamp<int64_t>(batch[batch_index[entries[r]]].top_k, 1, vocab);
     }
-    std::vector<MaskPrediction> predictions(rows);
-    if (!pieces.empty()) {
-      const at::Tensor host = at::cat(pieces).to(at::kCPU).contiguous();
-      const float* data = host.data_ptr<float>();
-      for (const Group& group : groups) {
-        const int64_t n = static_cast<int64_t>(group.local.size()), k = group.k;
-        const float* p = data + group.offset;
-        const float* id = p + n * k;
-        for (int64_t i = 0; i < n; ++i) {
-          const int64_t r = group.begin + group.local[i];
-          MaskPrediction& prediction = predictions[r];
-          prediction.position = static_cast<int32_t>(position[entries[r]]);
-          prediction.candidates.reserve(k);
-          for (int64_t c = 0; c < k; ++c) {
-            prediction.candidates.push_back({static_cast<int32_t>(id[i * k + c]), p[i * k + c]});
-          }
-        }
-      }
-    }
+    std::vector<std::vector<TokenScore>> top = ChunkedTopK(
+        [&](int64_t begin, int64_t end) { return loaded_.network->MaskedLmHead(states.slice(0, begin, end)); },
+        top_k, chunk_rows);
     // Rows are in batch order, then position order: each sequence's
     // predictions stay in the order of its positions.
     std::vector<FillMaskOutput> out(sequences.size());  // Dropped rows stay empty.
-    for (int64_t r = 0; r < rows; ++r) {
-      out[batch_index[entries[r]]].predictions.push_back(std::move(predictions[r]));
+    for (size_t r = 0; r < entries.size(); ++r) {
+      out[batch_index[entries[r]]].predictions.push_back(
+          {static_cast<int32_t>(position[entries[r]]), std::move(top[r])});
     }
     return out;
   });

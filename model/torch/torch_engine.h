@@ -59,9 +59,10 @@ class TorchEngine final : public Engine {
   NetworkInputs PadBatch(const std::vector<const Sequence*>& sequences, BatchShape shape);
   // Pads the sequences to their PaddedShape and runs the embeddings and
   // encoder: from the bucket's graph when one is recorded, else eagerly.
-  // The result holds only the sequences' rows (those still wanted).
-  EncodedBatch EncodeBatch(const std::vector<const Sequence*>& sequences, const RowsWanted& rows_wanted,
-                           LastLayerPositions last);
+  // The result holds only the sequences' rows (those still wanted);
+  // BatchStoppedError when none is.
+  absl::StatusOr<EncodedBatch> EncodeBatch(const std::vector<const Sequence*>& sequences,
+                                           const RowsWanted& rows_wanted, LastLayerPositions last);
 
   LoadedNetwork loaded_;
   const std::unique_ptr<DeviceRuntime> runtime_;

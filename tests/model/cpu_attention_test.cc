@@ -34,7 +34,7 @@ Operands MakeOperands(const DebertaConfig& config, const std::vector<int64_t>& l
   o.in.q = qkv[0];
   o.in.k = qkv[1];
   o.in.v = qkv[2];
-  const int64_t rows = o.ctx.num_rows;
+  const int64_t rows = o.ctx.relative.num_rows;
   if (c2p) o.in.pos_key = at::randn({heads, rows + 3, d}).narrow(1, 2, rows);
   if (p2c) o.in.pos_query = at::randn({heads, rows + 3, d}).narrow(1, 1, rows);
   return o;
@@ -47,13 +47,13 @@ at::Tensor Reference(const Operands& o) {
   at::Tensor scores = at::matmul(q, o.in.k.transpose(-1, -2));
   if (o.in.pos_key.defined()) {
     at::Tensor c2p = at::matmul(q, o.in.pos_key.transpose(-1, -2).unsqueeze(0));
-    scores = scores + c2p.gather(-1, o.ctx.c2p_index.expand({batch, heads, length, length}));
+    scores = scores + c2p.gather(-1, o.ctx.relative.c2p_index.expand({batch, heads, length, length}));
   }
   if (o.in.pos_query.defined()) {
     at::Tensor p2c = at::matmul(o.in.k, o.in.pos_query.transpose(-1, -2).unsqueeze(0));
-    scores = scores + p2c.gather(-1, o.ctx.p2c_index.expand({batch, heads, length, length})).transpose(-1, -2);
+    scores = scores + p2c.gather(-1, o.ctx.relative.p2c_index.expand({batch, heads, length, length})).transpose(-1, -2);
   }
-  scores = scores + o.ctx.key_bias;
+  scores = scores + o.ctx.padding.key_bias;
   return at::matmul(at::softmax(scores, -1), o.in.v).permute({0, 2, 1, 3}).reshape({batch, length, -1});
 }
 
@@ -77,12 +77,12 @@ TEST(CpuAttentionTest, MatchesTheOpByOpAttentionWithBothPositionTerms) {
   at::manual_seed(1);
   // Longer than the span (32): clamped rows, the index is read.
   Operands clamped = MakeOperands(Config(0), {37, 20, 1}, 3, 16, true, true);
-  EXPECT_EQ(clamped.ctx.c2p_index_offset, -1);
+  EXPECT_EQ(clamped.ctx.relative.c2p_index_offset, -1);
   ExpectMatches(clamped);
   // Within it: i - j + offset, read as contiguous slices (lengths off the
   // 16-wide tiles).
   Operands affine = MakeOperands(Config(0), {29, 20, 1}, 3, 16, true, true);
-  EXPECT_GE(affine.ctx.c2p_index_offset, 0);
+  EXPECT_GE(affine.ctx.relative.c2p_index_offset, 0);
   ExpectMatches(affine);
 }
 
@@ -93,7 +93,7 @@ TEST(CpuAttentionTest, MatchesOnLongerAffineSequences) {
   // through the products made once for the batch.
   for (int64_t length : {77, 64}) {
     Operands o = MakeOperands(Config(0, 128), {length, 40, 1}, 2, 16, true, true);
-    ASSERT_GE(o.ctx.c2p_index_offset, 0);
+    ASSERT_GE(o.ctx.relative.c2p_index_offset, 0);
     ExpectMatches(o);
   }
   ExpectMatches(MakeOperands(Config(0, 128), {70}, 2, 8, false, true));

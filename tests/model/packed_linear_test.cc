@@ -81,7 +81,7 @@ TEST(PackedLinearTest, KeepsItsOwnCopyOfTheBias) {
 // kernel the backend has on this host: oneDNN's (VNNI), the float32
 // product on int8 weights (kNoVnni: any CPU), LibTorch's engine.
 TEST(Int8LinearTest, MatchesFloat32WithinQuantizationError) {
-  if (!UseOnednnQuantizedEngine().ok()) GTEST_SKIP() << "no int8 engine in this LibTorch";
+  if (!RequireOnednnQuantizedEngine().ok()) GTEST_SKIP() << "no int8 engine in this LibTorch";
   for (CpuKernelMode mode : {CpuKernelMode::kAuto, CpuKernelMode::kNoVnni, CpuKernelMode::kLibTorch}) {
     ScopedCpuKernelMode forced(mode);
     at::manual_seed(8);

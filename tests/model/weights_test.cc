@@ -1,16 +1,19 @@
 // Checkpoint loading: the parameter names equal the checkpoint's, key
-// mapping, and clear errors for missing keys, wrong shapes and dtypes.
+// mapping, clear errors for missing keys, wrong shapes and dtypes, and
+// the process-wide settings loading relies on (ConfigureRuntime).
 #include "model/torch/weights.h"
 
 #include <ATen/ATen.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <set>
 
 #include "model/demo_model.h"
+#include "model/runtime.h"
 #include "model/torch/network_loader.h"
 #include "tests/testing/golden_case.h"
 
@@ -177,18 +180,36 @@ TEST(NetworkLoaderTest, BadOptionsAreClearErrors) {
   EXPECT_EQ(LoadNetwork(options).status().code(), absl::StatusCode::kInvalidArgument);
 }
 
-TEST(NetworkLoaderTest, Tf32IsOffUnlessAllowed) {
-  EngineOptions options;
-  at::globalContext().setAllowTF32CuBLAS(true);  // As a previous engine may have left it.
-  ASSERT_TRUE(LoadNetwork(options).ok());
-  EXPECT_FALSE(at::globalContext().allowTF32CuBLAS());
-  EXPECT_FALSE(at::globalContext().allowTF32CuDNN());
-  options.allow_tf32 = true;
-  ASSERT_TRUE(LoadNetwork(options).ok());
+// TF32 and the quantized engine are process-wide: ConfigureRuntime sets
+// them once, loading a network leaves them as they are.
+TEST(RuntimeTest, Tf32IsOffUnlessAllowedAndLoadingLeavesIt) {
+  RuntimeOptions runtime;
+  runtime.allow_tf32 = true;
+  ConfigureRuntime(runtime);
   EXPECT_TRUE(at::globalContext().allowTF32CuBLAS());
   EXPECT_TRUE(at::globalContext().allowTF32CuDNN());
-  options.allow_tf32 = false;
-  ASSERT_TRUE(LoadNetwork(options).ok());
+  ASSERT_TRUE(LoadNetwork(EngineOptions()).ok());
+  EXPECT_TRUE(at::globalContext().allowTF32CuBLAS());
+  ConfigureRuntime(RuntimeOptions{});
+  EXPECT_FALSE(at::globalContext().allowTF32CuBLAS());
+  EXPECT_FALSE(at::globalContext().allowTF32CuDNN());
+}
+
+TEST(RuntimeTest, Int8IsRefusedWithoutTheQuantizedEngineConfigureRuntimeSelects) {
+  const auto& engines = at::globalContext().supportedQEngines();
+  if (std::find(engines.begin(), engines.end(), at::QEngine::ONEDNN) == engines.end() ||
+      std::find(engines.begin(), engines.end(), at::QEngine::QNNPACK) == engines.end()) {
+    GTEST_SKIP() << "needs LibTorch's onednn and qnnpack quantized engines";
+  }
+  EngineOptions options;
+  options.dtype = ComputeDType::kInt8;
+  at::globalContext().setQEngine(at::QEngine::QNNPACK);  // As if ConfigureRuntime had not run.
+  const absl::Status refused = LoadNetwork(options).status();
+  EXPECT_EQ(refused.code(), absl::StatusCode::kFailedPrecondition) << refused;
+  EXPECT_THAT(std::string(refused.message()), ::testing::HasSubstr("ConfigureRuntime"));
+  EXPECT_EQ(at::globalContext().qEngine(), at::QEngine::QNNPACK);  // Loading did not change it.
+  ConfigureRuntime(RuntimeOptions{});
+  EXPECT_TRUE(LoadNetwork(options).ok());
 }
 
 TEST(NetworkLoaderTest, ACudaDeviceWithoutOneIsAClearError) {
