@@ -163,11 +163,9 @@ absl::Status ParseLabels(const json& j, DebertaConfig& config) {
   return absl::OkStatus();
 }
 
-absl::StatusOr<DebertaConfig> ParseJsonObject(const json& j) {
-  DebertaConfig c;
-  auto model_type = GetString(j, "model_type", "");
-  if (!model_type.ok()) return model_type.status();
-  c.model_type = *model_type;
+// model_type, and the checkpoint layout it implies.
+absl::Status ParseModelType(const json& j, DebertaConfig& c) {
+  DEBERTA_ASSIGN_OR_RETURN(c.model_type, GetString(j, "model_type", ""));
   if (c.model_type == "deberta") {
     c.layout = CheckpointLayout::kV1;
   } else if (c.model_type == "deberta-v2") {
@@ -175,10 +173,14 @@ absl::StatusOr<DebertaConfig> ParseJsonObject(const json& j) {
   } else if (c.model_type.empty()) {
     return FieldError("model_type", "is required but missing (expected 'deberta' or 'deberta-v2')");
   } else {
-    return FieldError("model_type", absl::StrCat("is '", c.model_type,
-                                                 "'; expected 'deberta' or 'deberta-v2'"));
+    return FieldError("model_type", absl::StrCat("is '", c.model_type, "'; expected 'deberta' or 'deberta-v2'"));
   }
+  return absl::OkStatus();
+}
 
+// The sizes that allocate memory, each positive and within what any real
+// DeBERTa has.
+absl::Status ParseSizes(const json& j, DebertaConfig& c) {
   DEBERTA_ASSIGN_OR_RETURN(c.vocab_size, GetInt(j, "vocab_size", true, 0));
   DEBERTA_ASSIGN_OR_RETURN(c.hidden_size, GetInt(j, "hidden_size", true, 0));
   DEBERTA_ASSIGN_OR_RETURN(c.num_hidden_layers, GetInt(j, "num_hidden_layers", true, 0));
@@ -194,33 +196,17 @@ absl::StatusOr<DebertaConfig> ParseJsonObject(const json& j) {
   DEBERTA_ASSIGN_OR_RETURN(c.embedding_size, GetInt(j, "embedding_size", false, c.hidden_size));
   DEBERTA_RETURN_IF_ERROR(CheckPositive("embedding_size", c.embedding_size));
 
-  int64_t default_head = c.hidden_size / c.num_attention_heads;
-  DEBERTA_ASSIGN_OR_RETURN(c.attention_head_size,
-                           GetInt(j, "attention_head_size", false, default_head));
+  const int64_t default_head = c.hidden_size / c.num_attention_heads;
+  DEBERTA_ASSIGN_OR_RETURN(c.attention_head_size, GetInt(j, "attention_head_size", false, default_head));
   if (!j.contains("attention_head_size") && c.hidden_size % c.num_attention_heads != 0) {
-    return FieldError("hidden_size",
-                      absl::StrCat(c.hidden_size, " is not a multiple of num_attention_heads ",
-                                   c.num_attention_heads, " and attention_head_size is absent"));
+    return FieldError("hidden_size", absl::StrCat(c.hidden_size, " is not a multiple of num_attention_heads ",
+                                                  c.num_attention_heads, " and attention_head_size is absent"));
   }
   DEBERTA_RETURN_IF_ERROR(CheckPositive("attention_head_size", c.attention_head_size));
-
-  DEBERTA_ASSIGN_OR_RETURN(c.hidden_act, GetString(j, "hidden_act", "gelu"));
-  DEBERTA_RETURN_IF_ERROR(CheckActivation("hidden_act", c.hidden_act));
-  if (auto it = j.find("layer_norm_eps"); it != j.end() && !it->is_null()) {
-    if (!it->is_number()) return FieldError("layer_norm_eps", "must be a number");
-    c.layer_norm_eps = it->get<double>();
-    if (!(c.layer_norm_eps > 0)) return FieldError("layer_norm_eps", "must be > 0");
-  }
-  DEBERTA_ASSIGN_OR_RETURN(c.max_position_embeddings,
-                           GetInt(j, "max_position_embeddings", false, 512));
+  DEBERTA_ASSIGN_OR_RETURN(c.max_position_embeddings, GetInt(j, "max_position_embeddings", false, 512));
   DEBERTA_RETURN_IF_ERROR(CheckPositive("max_position_embeddings", c.max_position_embeddings));
   DEBERTA_ASSIGN_OR_RETURN(c.type_vocab_size, GetInt(j, "type_vocab_size", false, 0));
   if (c.type_vocab_size < 0) return FieldError("type_vocab_size", "must be >= 0");
-  DEBERTA_ASSIGN_OR_RETURN(c.position_biased_input, GetBool(j, "position_biased_input", true));
-  DEBERTA_ASSIGN_OR_RETURN(c.relative_attention, GetBool(j, "relative_attention", false));
-  DEBERTA_ASSIGN_OR_RETURN(c.max_relative_positions,
-                           GetInt(j, "max_relative_positions", false, -1));
-  DEBERTA_ASSIGN_OR_RETURN(c.position_buckets, GetInt(j, "position_buckets", false, -1));
   for (auto [name, value, limit] : {std::tuple<const char*, int64_t, int64_t>{"vocab_size", c.vocab_size, 1 << 24},
                                     {"hidden_size", c.hidden_size, 1 << 16},
                                     {"embedding_size", c.embedding_size, 1 << 16},
@@ -229,97 +215,138 @@ absl::StatusOr<DebertaConfig> ParseJsonObject(const json& j) {
                                     {"attention_head_size", c.attention_head_size, 1 << 12},
                                     {"intermediate_size", c.intermediate_size, 1 << 18},
                                     {"max_position_embeddings", c.max_position_embeddings, 1 << 16},
-                                    {"type_vocab_size", c.type_vocab_size, 1 << 16},
-                                    {"max_relative_positions", c.max_relative_positions, 1 << 16},
-                                    {"position_buckets", c.position_buckets, 1 << 16}}) {
+                                    {"type_vocab_size", c.type_vocab_size, 1 << 16}}) {
     DEBERTA_RETURN_IF_ERROR(CheckAtMost(name, value, limit));
   }
+  return absl::OkStatus();
+}
+
+// The layers' activation and LayerNorm epsilon; the embeddings' absolute
+// positions (added to the input or not) and padding id.
+absl::Status ParseLayerSettings(const json& j, DebertaConfig& c) {
+  DEBERTA_ASSIGN_OR_RETURN(c.hidden_act, GetString(j, "hidden_act", "gelu"));
+  DEBERTA_RETURN_IF_ERROR(CheckActivation("hidden_act", c.hidden_act));
+  if (auto it = j.find("layer_norm_eps"); it != j.end() && !it->is_null()) {
+    if (!it->is_number()) return FieldError("layer_norm_eps", "must be a number");
+    c.layer_norm_eps = it->get<double>();
+    if (!(c.layer_norm_eps > 0)) return FieldError("layer_norm_eps", "must be > 0");
+  }
+  DEBERTA_ASSIGN_OR_RETURN(c.position_biased_input, GetBool(j, "position_biased_input", true));
+  DEBERTA_ASSIGN_OR_RETURN(c.pad_token_id, GetInt(j, "pad_token_id", false, 0));
+  return absl::OkStatus();
+}
+
+// Disentangled attention: the relative span or buckets, the position
+// terms, key sharing and the relative table's LayerNorm, checked against
+// each other and the layout (docs/deberta-model.md sections 4-6).
+absl::Status ParseRelativeAttention(const json& j, DebertaConfig& c) {
+  bool talking_head = false;
+  if (auto it = j.find("talking_head"); it != j.end() && it->is_boolean()) talking_head = it->get<bool>();
+  if (talking_head) {
+    return FieldError("talking_head", "is true; no released checkpoint uses it and it is not supported");
+  }
+  DEBERTA_ASSIGN_OR_RETURN(c.relative_attention, GetBool(j, "relative_attention", false));
+  DEBERTA_ASSIGN_OR_RETURN(c.max_relative_positions, GetInt(j, "max_relative_positions", false, -1));
+  DEBERTA_ASSIGN_OR_RETURN(c.position_buckets, GetInt(j, "position_buckets", false, -1));
+  DEBERTA_RETURN_IF_ERROR(CheckAtMost("max_relative_positions", c.max_relative_positions, 1 << 16));
+  DEBERTA_RETURN_IF_ERROR(CheckAtMost("position_buckets", c.position_buckets, 1 << 16));
   DEBERTA_RETURN_IF_ERROR(ParsePosAttType(j, c));
   DEBERTA_ASSIGN_OR_RETURN(c.share_att_key, GetBool(j, "share_att_key", false));
 
   // norm_rel_ebd: "layer_norm", "none", or a '|' list containing layer_norm.
-  {
-    std::string norm;
-    DEBERTA_ASSIGN_OR_RETURN(norm, GetString(j, "norm_rel_ebd", "none"));
-    for (absl::string_view part : absl::StrSplit(norm, '|', absl::SkipWhitespace())) {
-      std::string item = absl::AsciiStrToLower(absl::StripAsciiWhitespace(part));
-      if (item == "layer_norm") {
-        c.norm_rel_ebd_layer_norm = true;
-      } else if (item != "none") {
-        return FieldError("norm_rel_ebd", absl::StrCat("has unsupported value '", item, "'"));
-      }
+  std::string norm;
+  DEBERTA_ASSIGN_OR_RETURN(norm, GetString(j, "norm_rel_ebd", "none"));
+  for (absl::string_view part : absl::StrSplit(norm, '|', absl::SkipWhitespace())) {
+    std::string item = absl::AsciiStrToLower(absl::StripAsciiWhitespace(part));
+    if (item == "layer_norm") {
+      c.norm_rel_ebd_layer_norm = true;
+    } else if (item != "none") {
+      return FieldError("norm_rel_ebd", absl::StrCat("has unsupported value '", item, "'"));
     }
   }
+
+  if (!c.relative_attention || c.position_buckets <= 0) return absl::OkStatus();
+  if (c.layout == CheckpointLayout::kV1) {
+    return FieldError("position_buckets", "is only supported for model_type deberta-v2");
+  }
+  if (c.MaxRelativePositions() < 2) {
+    return FieldError("max_relative_positions", "must be >= 2 when position_buckets is set");
+  }
+  if (c.position_buckets / 2 >= c.MaxRelativePositions()) {
+    return FieldError("position_buckets", absl::StrCat("is ", c.position_buckets,
+                                                       "; half of it must be below the maximum relative distance ",
+                                                       c.MaxRelativePositions()));
+  }
+  return absl::OkStatus();
+}
+
+// The v2 ConvLayer after the first layer (docs/deberta-model.md section 7.1).
+absl::Status ParseConv(const json& j, DebertaConfig& c) {
   DEBERTA_ASSIGN_OR_RETURN(c.conv_kernel_size, GetInt(j, "conv_kernel_size", false, 0));
   DEBERTA_ASSIGN_OR_RETURN(c.conv_act, GetString(j, "conv_act", "tanh"));
   DEBERTA_ASSIGN_OR_RETURN(c.conv_groups, GetInt(j, "conv_groups", false, 1));
-  DEBERTA_ASSIGN_OR_RETURN(c.pad_token_id, GetInt(j, "pad_token_id", false, 0));
-  DEBERTA_ASSIGN_OR_RETURN(c.pooler_hidden_size,
-                           GetInt(j, "pooler_hidden_size", false, c.hidden_size));
+  if (c.conv_kernel_size <= 0) return absl::OkStatus();
+  if (c.layout != CheckpointLayout::kV2) {
+    return FieldError("conv_kernel_size", "is only supported for model_type deberta-v2");
+  }
+  if (c.conv_kernel_size % 2 == 0) {
+    return FieldError("conv_kernel_size", absl::StrCat("must be odd, got ", c.conv_kernel_size));
+  }
+  DEBERTA_RETURN_IF_ERROR(CheckActivation("conv_act", c.conv_act));
+  if (c.conv_groups <= 0 || c.hidden_size % c.conv_groups != 0) {
+    return FieldError("conv_groups",
+                      absl::StrCat("must divide hidden_size ", c.hidden_size, ", got ", c.conv_groups));
+  }
+  return absl::OkStatus();
+}
 
+// The classification heads: pooler, labels and problem type; `legacy`,
+// which the EMD decision reads; `architectures`, which tells a token
+// classifier.
+absl::Status ParseHeads(const json& j, DebertaConfig& c) {
+  DEBERTA_ASSIGN_OR_RETURN(c.pooler_hidden_size, GetInt(j, "pooler_hidden_size", false, c.hidden_size));
   // pooler_hidden_act, falling back to the authors' `pooling` object.
   std::string pooling_act = "gelu";
   if (auto it = j.find("pooling"); it != j.end() && it->is_object()) {
     DEBERTA_ASSIGN_OR_RETURN(pooling_act, GetString(*it, "hidden_act", "gelu"));
   }
-  DEBERTA_ASSIGN_OR_RETURN(c.pooler_hidden_act,
-                           GetString(j, "pooler_hidden_act", pooling_act));
+  DEBERTA_ASSIGN_OR_RETURN(c.pooler_hidden_act, GetString(j, "pooler_hidden_act", pooling_act));
   DEBERTA_RETURN_IF_ERROR(CheckActivation("pooler_hidden_act", c.pooler_hidden_act));
   c.has_legacy_field = j.contains("legacy");
+  if (auto it = j.find("architectures"); it != j.end() && !it->is_null()) {
+    if (!it->is_array()) return FieldError("architectures", "must be a list of names");
+    for (const json& name : *it) {
+      if (!name.is_string()) return FieldError("architectures", absl::StrCat("must hold names, got ", name.dump()));
+      c.architectures.push_back(name.get<std::string>());
+    }
+  }
   DEBERTA_RETURN_IF_ERROR(ParseLabels(j, c));
-
-  bool talking_head = false;
-  if (auto it = j.find("talking_head"); it != j.end() && it->is_boolean()) {
-    talking_head = it->get<bool>();
-  }
-  if (talking_head) {
-    return FieldError("talking_head", "is true; no released checkpoint uses it and it is not supported");
-  }
-
-  // Cross-field checks.
-  if (c.conv_kernel_size > 0) {
-    if (c.layout != CheckpointLayout::kV2) {
-      return FieldError("conv_kernel_size", "is only supported for model_type deberta-v2");
-    }
-    if (c.conv_kernel_size % 2 == 0) {
-      return FieldError("conv_kernel_size",
-                        absl::StrCat("must be odd, got ", c.conv_kernel_size));
-    }
-    DEBERTA_RETURN_IF_ERROR(CheckActivation("conv_act", c.conv_act));
-    if (c.conv_groups <= 0 || c.hidden_size % c.conv_groups != 0) {
-      return FieldError("conv_groups", absl::StrCat("must divide hidden_size ", c.hidden_size,
-                                                    ", got ", c.conv_groups));
-    }
-  }
-  if (c.relative_attention && c.layout == CheckpointLayout::kV1 && c.position_buckets > 0) {
-    return FieldError("position_buckets", "is only supported for model_type deberta-v2");
-  }
-  if (c.relative_attention && c.position_buckets > 0 && c.MaxRelativePositions() < 2) {
-    return FieldError("max_relative_positions", "must be >= 2 when position_buckets is set");
-  }
-  if (c.relative_attention && c.position_buckets > 0 &&
-      c.position_buckets / 2 >= c.MaxRelativePositions()) {
-    return FieldError("position_buckets",
-                      absl::StrCat("is ", c.position_buckets,
-                                   "; half of it must be below the maximum relative distance ",
-                                   c.MaxRelativePositions()));
-  }
   if (c.pooler_hidden_size != c.hidden_size) {
     return FieldError("pooler_hidden_size",
-                      absl::StrCat("is ", c.pooler_hidden_size, " but only pooler_hidden_size "
-                                   "== hidden_size (", c.hidden_size, ") exists in DeBERTa"));
+                      absl::StrCat("is ", c.pooler_hidden_size, " but only pooler_hidden_size == hidden_size (",
+                                   c.hidden_size, ") exists in DeBERTa"));
   }
   if (c.labels.empty()) return FieldError("num_labels", "must be > 0");
   DEBERTA_ASSIGN_OR_RETURN(std::string problem_type, GetString(j, "problem_type", ""));
-  if (!problem_type.empty()) {
-    const std::optional<ProblemType> parsed = ParseProblemType(problem_type);
-    if (!parsed) {
-      return FieldError("problem_type", absl::StrCat("is '", problem_type,
-                                                     "'; expected single_label_classification, "
-                                                     "multi_label_classification or regression"));
-    }
-    c.problem_type = *parsed;
+  if (problem_type.empty()) return absl::OkStatus();
+  const std::optional<ProblemType> parsed = ParseProblemType(problem_type);
+  if (!parsed) {
+    return FieldError("problem_type", absl::StrCat("is '", problem_type,
+                                                   "'; expected single_label_classification, "
+                                                   "multi_label_classification or regression"));
   }
+  c.problem_type = *parsed;
+  return absl::OkStatus();
+}
+
+absl::StatusOr<DebertaConfig> ParseJsonObject(const json& j) {
+  DebertaConfig c;
+  DEBERTA_RETURN_IF_ERROR(ParseModelType(j, c));
+  DEBERTA_RETURN_IF_ERROR(ParseSizes(j, c));
+  DEBERTA_RETURN_IF_ERROR(ParseLayerSettings(j, c));
+  DEBERTA_RETURN_IF_ERROR(ParseRelativeAttention(j, c));
+  DEBERTA_RETURN_IF_ERROR(ParseConv(j, c));
+  DEBERTA_RETURN_IF_ERROR(ParseHeads(j, c));
   return c;
 }
 

@@ -52,6 +52,9 @@ struct DebertaConfig {
   // How classifier logits become scores (config.json's "problem_type").
   ProblemType problem_type = ProblemType::kSingleLabelClassification;
   bool has_legacy_field = false;    // config.json names "legacy" (HF-saved).
+  // config.json's "architectures" (e.g. DebertaV2ForTokenClassification);
+  // empty in the authors' hand-written configs.
+  std::vector<std::string> architectures;
 
   // A = heads * head size: width of the attention projections.
   int64_t AllHeadSize() const { return num_attention_heads * attention_head_size; }

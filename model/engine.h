@@ -36,6 +36,9 @@ struct ModelInfo {
   std::string dtype;         // "float32", "bfloat16" or "float16".
   bool has_classifier = false;
   bool has_mlm_head = false;
+  // A token-classification head (docs/tasks.md 1.1): ClassifyTokens, with
+  // `labels` its labels.
+  bool has_token_classifier = false;
   bool emd_enabled = false;  // Fill-mask uses the Enhanced Mask Decoder.
   // On the CPU: the processor, its usable instruction sets and the
   // kernels chosen (model/torch/cpu_backend.h); empty on a GPU.
@@ -62,6 +65,13 @@ struct ClassifyOutput {
   // single_label_classification, sigmoid of each logit for
   // multi_label_classification, the logits themselves for regression.
   std::vector<float> probabilities;
+};
+
+// Token classification of one sequence: the logits of every position,
+// special tokens included, row by row: logits[p * num_labels + l].
+struct TokenClassifyOutput {
+  int32_t num_labels = 0;
+  std::vector<float> logits;
 };
 
 // A fill-mask input: the sequence, the positions to predict and how many
@@ -138,12 +148,21 @@ class Engine {
     return RunFillMask(batch, rows_wanted);
   }
 
+  // Token classification: one output per input, in order.
+  // FailedPrecondition if the model has no token-classification head.
+  absl::StatusOr<std::vector<TokenClassifyOutput>> ClassifyTokens(absl::Span<const Sequence> batch,
+                                                                  const RowsWanted& rows_wanted = nullptr) {
+    return RunClassifyTokens(batch, rows_wanted);
+  }
+
  protected:
-  // What Classify and FillMask run.
+  // What Classify, FillMask and ClassifyTokens run.
   virtual absl::StatusOr<std::vector<ClassifyOutput>> RunClassify(absl::Span<const Sequence> batch,
                                                                   const RowsWanted& rows_wanted) = 0;
   virtual absl::StatusOr<std::vector<FillMaskOutput>> RunFillMask(absl::Span<const MaskedSequence> batch,
                                                                   const RowsWanted& rows_wanted) = 0;
+  virtual absl::StatusOr<std::vector<TokenClassifyOutput>> RunClassifyTokens(absl::Span<const Sequence> batch,
+                                                                             const RowsWanted& rows_wanted) = 0;
 };
 
 // Checks one sequence against the model's limits: non-empty, no longer than

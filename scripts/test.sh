@@ -10,8 +10,7 @@
 # (scripts/image_test.sh), and the CUDA image (Debian 13, Debian's CUDA
 # LibTorch 2.6) built and run without a GPU, whose build tree then builds
 # and runs the model, service and e2e tests on Debian 13 (scripts/image_test.sh
-# --cuda): one Debian 13 build for both, run beside the sanitizer, fuzz and
-# CPU image stages.
+# --cuda): one Debian 13 build for both.
 # Each stage's time is printed at its end.
 # This is the README's test command and what CI runs.
 set -euo pipefail
@@ -37,27 +36,9 @@ stage ctest ctest --test-dir "$BUILD_DIR" --output-on-failure -j "$(nproc)"
 stage avx2_check bash scripts/avx2_check.sh "$BUILD_DIR"
 stage gpu_check env GPU_CHECK_BUILD_DIR="$BUILD_DIR-gpu-check" bash scripts/gpu_check.sh "$BUILD_DIR/gpu-check"
 
-# The CUDA image's build and test (Debian 13: debootstrap, apt, its own
-# compile and test stage) share nothing with the stages below, and much of
-# it is single-threaded (downloads, unpacking, layer commits): it runs
-# beside them, in its own podman storage (a concurrent `podman image prune`
-# could otherwise remove a stage it is about to use), its output kept in
-# $BUILD_DIR/image_test_cuda.log and printed when it ends.
-cuda_log=$BUILD_DIR/image_test_cuda.log cuda_started=$SECONDS
-setsid env IMAGE_TEST_ROOT="$PWD/$BUILD_DIR/podman" bash scripts/image_test.sh --cuda >"$cuda_log" 2>&1 &
-cuda_pid=$!
-trap 'kill -- -"$cuda_pid" 2>/dev/null || true' EXIT
-echo "test.sh: stage image_test_cuda started beside the next stages (log: $cuda_log)"
-
 stage sanitize env SANITIZE_BUILD_DIR="$BUILD_DIR-asan" bash scripts/sanitize.sh
 stage tsan env TSAN_BUILD_DIR="$BUILD_DIR-tsan" bash scripts/tsan.sh
 stage fuzz env FUZZ_BUILD_DIR="$BUILD_DIR-fuzz" bash scripts/fuzz.sh
-stage image_test env IMAGE_TEST_ROOT="$PWD/$BUILD_DIR/podman-cpu" bash scripts/image_test.sh
-
-cuda_status=0
-wait "$cuda_pid" || cuda_status=$?
-trap - EXIT
-cat "$cuda_log"
-((cuda_status == 0)) || { echo "test.sh: image_test_cuda failed ($cuda_status)"; exit 1; }
-echo "test.sh: stage image_test_cuda took $((SECONDS - cuda_started)) s (beside sanitize, tsan, fuzz and image_test)"
+stage image_test env IMAGE_TEST_ROOT="$PWD/$BUILD_DIR/podman" bash scripts/image_test.sh
+stage image_test_cuda env IMAGE_TEST_ROOT="$PWD/$BUILD_DIR/podman" bash scripts/image_test.sh --cuda
 echo "test.sh: every stage passed in $SECONDS s"

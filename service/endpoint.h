@@ -15,14 +15,16 @@ namespace deberta::service {
 enum class Endpoint {
   kClassify = 0,
   kFillMask = 1,
-  kGetModelInfo = 2,
-  kTokenize = 3,
-  kDetokenize = 4,
-  kZeroShotClassify = 5,  // Its sequences go through the classify queue.
+  kClassifyTokens = 2,
+  kGetModelInfo = 3,
+  kTokenize = 4,
+  kDetokenize = 5,
+  kZeroShotClassify = 6,  // Its sequences go through the classify queue.
 };
-inline constexpr int kNumEndpoints = 6;
-// kClassify and kFillMask: the endpoints whose work goes through the batcher.
-inline constexpr int kNumBatchedEndpoints = 2;
+inline constexpr int kNumEndpoints = 7;
+// kClassify, kFillMask and kClassifyTokens: the endpoints whose work goes
+// through the batcher, each in its own queue.
+inline constexpr int kNumBatchedEndpoints = 3;
 
 inline bool IsBatched(Endpoint endpoint) {
   return static_cast<int>(endpoint) < kNumBatchedEndpoints;
@@ -40,6 +42,7 @@ inline constexpr Route kRoutes[] = {
     {Endpoint::kClassify, "Classify", "classify", "/v1/classify"},
     {Endpoint::kFillMask, "FillMask", "fill_mask", "/v1/fill-mask"},
     {Endpoint::kZeroShotClassify, "ZeroShotClassify", "zero_shot_classify", "/v1/zero-shot-classify"},
+    {Endpoint::kClassifyTokens, "ClassifyTokens", "classify_tokens", "/v1/classify-tokens"},
     {Endpoint::kTokenize, "Tokenize", "tokenize", "/v1/tokenize"},
     {Endpoint::kDetokenize, "Detokenize", "detokenize", "/v1/detokenize"},
     {Endpoint::kGetModelInfo, "GetModelInfo", "get_model_info", "/v1/model"},

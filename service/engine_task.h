@@ -64,6 +64,8 @@ class EngineTask final : public BatchTask {
 using ClassifyTask = EngineTask<model::Sequence, model::ClassifyOutput, Endpoint::kClassify, &model::Engine::Classify>;
 using FillMaskTask =
     EngineTask<model::MaskedSequence, model::FillMaskOutput, Endpoint::kFillMask, &model::Engine::FillMask>;
+using ClassifyTokensTask = EngineTask<model::Sequence, model::TokenClassifyOutput, Endpoint::kClassifyTokens,
+                                      &model::Engine::ClassifyTokens>;
 
 }  // namespace deberta::service
 

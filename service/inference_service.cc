@@ -12,6 +12,7 @@
 #include "service/json_api.h"
 #include "service/status_util.h"
 #include "service/tasks/classify.h"
+#include "service/tasks/classify_tokens.h"
 #include "service/tasks/detokenize.h"
 #include "service/tasks/fill_mask.h"
 #include "service/tasks/model_info.h"
@@ -214,6 +215,12 @@ grpc::ServerUnaryReactor* InferenceServiceImpl::ZeroShotClassify(grpc::CallbackS
                                                                  const pb::ZeroShotClassifyRequest* request,
                                                                  pb::ZeroShotClassifyResponse* response) {
   return Serve(Endpoint::kZeroShotClassify, context, request, response, request->request_id(), &StartZeroShot);
+}
+
+grpc::ServerUnaryReactor* InferenceServiceImpl::ClassifyTokens(grpc::CallbackServerContext* context,
+                                                               const pb::ClassifyTokensRequest* request,
+                                                               pb::ClassifyTokensResponse* response) {
+  return Serve(Endpoint::kClassifyTokens, context, request, response, request->request_id(), &StartClassifyTokens);
 }
 
 grpc::ServerUnaryReactor* InferenceServiceImpl::GetModelInfo(grpc::CallbackServerContext* context,

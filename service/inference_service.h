@@ -82,6 +82,9 @@ class InferenceServiceImpl final : public serving::v1::InferenceService::Callbac
   grpc::ServerUnaryReactor* ZeroShotClassify(grpc::CallbackServerContext* context,
                                              const serving::v1::ZeroShotClassifyRequest* request,
                                              serving::v1::ZeroShotClassifyResponse* response) override;
+  grpc::ServerUnaryReactor* ClassifyTokens(grpc::CallbackServerContext* context,
+                                           const serving::v1::ClassifyTokensRequest* request,
+                                           serving::v1::ClassifyTokensResponse* response) override;
   grpc::ServerUnaryReactor* Tokenize(grpc::CallbackServerContext* context,
                                      const serving::v1::TokenizeRequest* request,
                                      serving::v1::TokenizeResponse* response) override;

@@ -105,6 +105,7 @@ void AddJsonApiRoutes(httplib::Server& routes, std::shared_ptr<grpc::Channel> ch
   AddRoute(routes, "Classify", stub, &Stub::Classify);
   AddRoute(routes, "FillMask", stub, &Stub::FillMask);
   AddRoute(routes, "ZeroShotClassify", stub, &Stub::ZeroShotClassify);
+  AddRoute(routes, "ClassifyTokens", stub, &Stub::ClassifyTokens);
   AddRoute(routes, "Tokenize", stub, &Stub::Tokenize);
   AddRoute(routes, "Detokenize", stub, &Stub::Detokenize);
   AddRoute(routes, "GetModelInfo", stub, &Stub::GetModelInfo);

@@ -41,6 +41,9 @@ struct RequestOptions {
   // Most candidates in one fill-mask answer (predicted positions x top_k),
   // which bounds the response: about 10 bytes each. REQUIRES: >= 1.
   int64_t max_fill_mask_candidates = 100000;
+  // Most windows one text of a long_input MODE_WINDOWS request may take
+  // (docs/tasks.md 3); a request may lower it. REQUIRES: >= 1.
+  int max_windows = 16;
 };
 
 // "request has no sequences", or more than max_sequences_per_request.

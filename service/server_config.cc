@@ -51,6 +51,7 @@ absl::Status ServerConfig::Validate() const {
     return OutOfRange("max_sequences_per_request", service.requests.max_sequences_per_request, ">= 1");
   }
   const RequestOptions& requests = service.requests;
+  if (requests.max_windows < 1) return OutOfRange("max_windows", requests.max_windows, ">= 1");
   if (requests.max_top_k < 1) return OutOfRange("max_top_k", requests.max_top_k, ">= 1");
   if (requests.max_fill_mask_logits < 1) {
     return OutOfRange("max_fill_mask_logits", requests.max_fill_mask_logits, ">= 1");
@@ -89,6 +90,7 @@ std::string ServerConfig::Describe() const {
       " batching=", batcher.length_aware ? "length_aware" : "first_come",
       " max_sequences_per_request=", service.requests.max_sequences_per_request,
       " truncate=", service.requests.truncate ? "true" : "false", " max_top_k=", service.requests.max_top_k,
+      " max_windows=", service.requests.max_windows,
       " max_fill_mask_logits=", service.requests.max_fill_mask_logits,
       " max_fill_mask_candidates=", service.requests.max_fill_mask_candidates,
       " max_message_bytes=", max_message_bytes,

@@ -63,6 +63,8 @@ ABSL_FLAG(int, max_message_bytes, Defaults().max_message_bytes,
 ABSL_FLAG(int64_t, max_queue_size, static_cast<int64_t>(Defaults().batcher.max_enqueued_tasks), "Most queued sequences per endpoint before RESOURCE_EXHAUSTED");
 ABSL_FLAG(bool, truncate, Defaults().service.requests.truncate, "Truncate over-long sequences instead of rejecting them");
 ABSL_FLAG(int, max_sequences_per_request, Defaults().service.requests.max_sequences_per_request, "Most sequences in one request");
+ABSL_FLAG(int, max_windows, Defaults().service.requests.max_windows,
+          "Most windows one text of a long_input MODE_WINDOWS request may take (a request may ask for fewer)");
 ABSL_FLAG(int, max_top_k, Defaults().service.requests.max_top_k, "Largest fill-mask top_k (candidates per predicted position)");
 ABSL_FLAG(int64_t, max_fill_mask_logits, Defaults().service.requests.max_fill_mask_logits,
           "Most fill-mask work per request: predicted positions x vocabulary size");
@@ -133,6 +135,7 @@ absl::StatusOr<ServerConfig> ServerConfigFromFlags(const model::EngineOptions& e
   config.drain_timeout = absl::GetFlag(FLAGS_drain_timeout);
   config.service.requests.truncate = absl::GetFlag(FLAGS_truncate);
   config.service.requests.max_sequences_per_request = absl::GetFlag(FLAGS_max_sequences_per_request);
+  config.service.requests.max_windows = absl::GetFlag(FLAGS_max_windows);
   config.service.requests.max_top_k = absl::GetFlag(FLAGS_max_top_k);
   config.service.requests.max_fill_mask_logits = absl::GetFlag(FLAGS_max_fill_mask_logits);
   config.service.requests.max_fill_mask_candidates = absl::GetFlag(FLAGS_max_fill_mask_candidates);

@@ -30,6 +30,7 @@ constexpr Command kCommands[] = {
     {"classify", "classify --sequences (token ids) or --text [--text_pair] on a server", true, false},
     {"fill-mask", "predict masked tokens of --sequences [--positions] or --text with [MASK]", true, false},
     {"zero-shot", "zero-shot classification of --text over --labels (NLI checkpoints)", true, false},
+    {"classify-tokens", "entities of --text (or --sequences) from a token classifier (NER, PII)", true, false},
     {"info", "print the served model's description (every field, zeros included)", true, false},
     {"health", "query the gRPC health service; exit 0 only when SERVING", true, false},
     {"bench", "load-test a server", true, false},

@@ -18,18 +18,30 @@
 #include "tools/grpc_client.h"
 
 ABSL_FLAG(std::string, sequences, "",
-          "classify, fill-mask: token ids, space-separated, sequences split by ';' (none may be empty)");
+          "classify, fill-mask, classify-tokens: token ids, space-separated, sequences split by ';' (none may be "
+          "empty)");
 ABSL_FLAG(std::string, positions, "",
           "fill-mask: positions to predict, comma-separated, one group per sequence split by ';' "
           "(default: the mask token's positions)");
 ABSL_FLAG(int, top_k, 0, "classify, fill-mask: labels (classify) or candidates (fill-mask) to return");
 ABSL_FLAG(std::string, health_service, "", "health: service name ('' = whole server)");
-ABSL_FLAG(std::string, text, "", "classify, fill-mask, tokenize, zero-shot: text instead of --sequences (fill-mask: with [MASK] in it)");
+ABSL_FLAG(std::string, text, "",
+          "classify, fill-mask, tokenize, zero-shot, classify-tokens: text instead of --sequences (fill-mask: with "
+          "[MASK] in it)");
 ABSL_FLAG(std::string, text_pair, "", "classify, tokenize: second text of a pair ([CLS] text [SEP] text_pair [SEP])");
 ABSL_FLAG(std::string, labels, "", "zero-shot: candidate labels, comma-separated");
 ABSL_FLAG(std::string, hypothesis_template, "", "zero-shot: hypothesis with {} for the label ('' = This example is {}.)");
 ABSL_FLAG(bool, multi_label, false, "zero-shot: score each label on its own (entailment vs contradiction)");
-ABSL_FLAG(int, max_length, 0, "classify, tokenize, zero-shot: truncate text to this many tokens (longest_first; 0: none)");
+ABSL_FLAG(int, max_length, 0,
+          "classify, tokenize, zero-shot: truncate text to this many tokens (longest_first; 0: none); "
+          "classify-tokens: the window length with --windows (0: the model's)");
+ABSL_FLAG(std::string, aggregation, "simple",
+          "classify-tokens: none (one entity per token), simple (B-/I- runs grouped), first, average or max "
+          "(per word, then grouped)");
+ABSL_FLAG(std::string, ignore_labels, "", "classify-tokens: labels to drop, comma-separated ('' = O)");
+ABSL_FLAG(bool, keep_all_labels, false, "classify-tokens: drop no label, O included");
+ABSL_FLAG(bool, windows, false, "classify-tokens: run a long --text in windows of --max_length");
+ABSL_FLAG(int, stride, 0, "classify-tokens: tokens consecutive windows share (with --windows)");
 
 namespace deberta::tools {
 namespace {
@@ -170,6 +182,55 @@ int FillMaskCommand() {
         std::cout << " " << c.probability();
         if (!c.sequence().empty()) std::cout << " \"" << c.sequence() << "\"";
       }
+      std::cout << "\n";
+    }
+  }
+  return kExitOk;
+}
+
+int ClassifyTokensCommand() {
+  pb::ClassifyTokensRequest request;
+  request.set_request_id("cli");
+  const std::string aggregation = absl::AsciiStrToUpper(absl::GetFlag(FLAGS_aggregation));
+  pb::Aggregation parsed;
+  if (!pb::Aggregation_Parse("AGGREGATION_" + aggregation, &parsed) || parsed == pb::AGGREGATION_UNSPECIFIED) {
+    std::cerr << "error: --aggregation is '" << absl::GetFlag(FLAGS_aggregation)
+              << "'; expected none, simple, first, average or max\n";
+    return kExitUsage;
+  }
+  request.set_aggregation(parsed);
+  for (absl::string_view label : absl::StrSplit(absl::GetFlag(FLAGS_ignore_labels), ',', absl::SkipWhitespace())) {
+    request.add_ignore_labels(std::string(label));
+  }
+  request.set_keep_all_labels(absl::GetFlag(FLAGS_keep_all_labels));
+  request.set_max_length(absl::GetFlag(FLAGS_max_length));
+  if (absl::GetFlag(FLAGS_windows)) {
+    request.mutable_long_input()->set_mode(pb::LongInput::MODE_WINDOWS);
+    request.mutable_long_input()->set_stride(absl::GetFlag(FLAGS_stride));
+  }
+  if (HasText()) {
+    request.add_sequences()->set_text(absl::GetFlag(FLAGS_text));
+  } else {
+    std::vector<std::vector<int>> sequences;
+    if (!ParseSequences(&sequences)) return kExitUsage;
+    for (const auto& ids : sequences) {
+      *request.add_sequences()->mutable_token_ids() = {ids.begin(), ids.end()};
+    }
+  }
+  pb::ClassifyTokensResponse response;
+  grpc::ClientContext context;
+  PrepareContext(&context);
+  auto status = pb::InferenceService::NewStub(MakeChannel())->ClassifyTokens(&context, request, &response);
+  if (!status.ok()) return ReportRpcError(status);
+  if (PrintJson(response)) return kExitOk;
+  for (int i = 0; i < response.results_size(); ++i) {
+    const pb::TokenClassification& result = response.results(i);
+    std::cout << "sequence " << i << ": " << result.entities_size() << " entities, " << result.num_tokens()
+              << " tokens, " << result.num_windows() << " window(s)\n";
+    for (const pb::Entity& e : result.entities()) {
+      std::cout << "  " << e.label() << "\t" << e.score() << "\t[" << e.start() << ", " << e.end() << ")";
+      if (!e.word().empty()) std::cout << "\t'" << e.word() << "'";
+      if (e.index() >= 0) std::cout << "\ttoken " << e.index();
       std::cout << "\n";
     }
   }

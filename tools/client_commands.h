@@ -6,6 +6,7 @@
 //   deberta-cli fill-mask --text="Paris is the [MASK] of France."
 //   deberta-cli tokenize --text="Hello world" [--text_pair=...] [--max_length=N]
 //   deberta-cli zero-shot --text="The match ended 2-1." --labels=sports,politics [--multi_label]
+//   deberta-cli classify-tokens --text="John lives in Paris." [--aggregation=first] [--windows --stride=128]
 //   deberta-cli info
 //   deberta-cli health [--health_service=deberta.serving.v1.InferenceService]
 // Each returns the process exit code.
@@ -19,6 +20,9 @@ int FillMaskCommand();
 int InfoCommand();
 // `zero-shot --text ... --labels a,b,c [--multi_label]`: one label and score a line.
 int ZeroShotCommand();
+// `classify-tokens --text ...`: the entities, one a line (label, score,
+// span, word, and the token's position under --aggregation=none).
+int ClassifyTokensCommand();
 // `tokenize --text`: the server's tokenization (one id, type, piece a line).
 int RemoteTokenizeCommand();
 // 0 when SERVING, 1 otherwise.

@@ -101,6 +101,7 @@ int main(int argc, char** argv) {
 #endif  // DEBERTA_WITH_TOKENIZERS
 #ifdef DEBERTA_WITH_SERVICE
   if (command == "classify") return deberta::tools::ClassifyCommand();
+  if (command == "classify-tokens") return deberta::tools::ClassifyTokensCommand();
   if (command == "fill-mask") return deberta::tools::FillMaskCommand();
   if (command == "info") return deberta::tools::InfoCommand();
   if (command == "zero-shot") return deberta::tools::ZeroShotCommand();

@@ -1,8 +1,9 @@
 """Test of the Go client example (clients/go/example) against the real
 deberta-server on the demo model: every answer it prints equals the HTTP/JSON
 API's answer to the same request (both are protobuf's JSON mapping of the
-same message), and a failed call exits 1 with the code by name. Run by ctest
-with DEBERTA_GO_EXAMPLE and DEBERTA_SERVER_BINARY set.
+same message), also on a golden token classifier (tests/golden_tasks), and a
+failed call exits 1 with the code by name. Run by ctest with
+DEBERTA_GO_EXAMPLE, DEBERTA_SERVER_BINARY and DEBERTA_GOLDEN_TASKS_DIR set.
 """
 import json
 import math
@@ -27,21 +28,21 @@ def same(a, b):
     return a == b
 
 
-class GoExampleTest(unittest.TestCase):
-    @classmethod
-    def setUpClass(cls):
-        cls.server = subprocess.Popen(
-            [os.environ["DEBERTA_SERVER_BINARY"], "--model=demo", "--listen_address=127.0.0.1", "--port=0",
+class Server:
+    """A deberta-server on `model`, with its gRPC and HTTP ports."""
+
+    def __init__(self, model):
+        self.process = subprocess.Popen(
+            [os.environ["DEBERTA_SERVER_BINARY"], "--model=" + model, "--listen_address=127.0.0.1", "--port=0",
              "--metrics_port=-1", "--http_port=0", "--threads=1"],
             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-        banner = cls.server.stdout.readline()
-        cls.port = int(re.search(r":(\d+), metrics on", banner).group(1))
-        cls.http_port = int(re.search(r"http on :(\d+)", banner).group(1))
+        banner = self.process.stdout.readline()
+        self.port = int(re.search(r":(\d+), metrics on", banner).group(1))
+        self.http_port = int(re.search(r"http on :(\d+)", banner).group(1))
 
-    @classmethod
-    def tearDownClass(cls):
-        cls.server.terminate()
-        cls.server.wait(timeout=30)
+    def stop(self):
+        self.process.terminate()
+        self.process.wait(timeout=30)
 
     def example(self, text):
         return subprocess.run([os.environ["DEBERTA_GO_EXAMPLE"], "-server=127.0.0.1:%d" % self.port, "-text=" + text],
@@ -52,6 +53,22 @@ class GoExampleTest(unittest.TestCase):
                                          data=json.dumps(body).encode(), method="POST")
         with urllib.request.urlopen(request, timeout=30) as answer:
             return json.loads(answer.read())
+
+
+class GoExampleTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.server = Server("demo")
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.server.stop()
+
+    def example(self, text):
+        return self.server.example(text)
+
+    def post(self, path, body):
+        return self.server.post(path, body)
 
     def test_answers_equal_the_json_api(self):
         run = self.example(TEXT)
@@ -67,6 +84,31 @@ class GoExampleTest(unittest.TestCase):
             got = json.loads(printed[method])
             self.assertTrue(same(got, answer), "%s:\n go:   %s\n http: %s" % (method, got, answer))
         self.assertEqual(len(json.loads(printed["FillMask"])["results"][0]["predictions"][0]["candidates"]), 3)
+
+    def test_a_token_classifier_gets_its_entities(self):
+        # The golden NER case of the authors' layout: no sequence head, no LM head.
+        server = Server(os.path.join(os.environ["DEBERTA_GOLDEN_TASKS_DIR"], "tc_authors_gpt2"))
+        try:
+            text = "John Smith flew to Paris."
+            run = server.example(text)
+            self.assertEqual(run.returncode, 0, run.stderr)
+            printed = dict(line.split(" ", 1) for line in run.stdout.splitlines())
+            self.assertEqual(sorted(printed), ["ClassifyTokens", "GetModelInfo"])
+            answer = server.post("/v1/classify-tokens", {"sequences": [{"text": text}],
+                                                         "aggregation": "AGGREGATION_FIRST", "keepAllLabels": True})
+            got = json.loads(printed["ClassifyTokens"])
+            # The Go answer has every zero value; the HTTP one leaves them out.
+            for result in got["results"]:
+                for entity in result["entities"]:
+                    self.assertEqual(entity["word"], text[entity["start"]:entity["end"]])
+            self.assertEqual(len(got["results"][0]["entities"]), len(answer["results"][0]["entities"]))
+            for g, h in zip(got["results"][0]["entities"], answer["results"][0]["entities"]):
+                self.assertEqual(g["label"], h["label"])
+                self.assertTrue(same(g["score"], h["score"]))
+                self.assertEqual(g["start"], h.get("start", 0))
+                self.assertEqual(g["end"], h.get("end", 0))
+        finally:
+            server.stop()
 
     def test_a_failed_call_exits_1_with_the_code_by_name(self):
         run = self.example("no mask in this text")  # Classify works; FillMask has no mask to fill.

@@ -1,5 +1,6 @@
 """Tests of the Python client against the real deberta-server on the demo
-model (Debian's python3-grpcio): every method, errors raised as
+model (Debian's python3-grpcio) and, for classify_tokens, on a golden token
+classifier (tests/golden_tasks): every method, errors raised as
 grpc.RpcError, retries with backoff on UNAVAILABLE, none on
 INVALID_ARGUMENT. Run by ctest (tests/CMakeLists.txt) with PYTHONPATH set to
 the generated stubs and this folder, and DEBERTA_SERVER_BINARY.
@@ -42,6 +43,32 @@ class ClientTest(unittest.TestCase):
         self.assertEqual([p.position for p in chosen.results[0].predictions], [1, 3])
         tokens = self.client.tokenize("Hello world")
         self.assertEqual(tokens.token_ids[0], info.cls_token_id)
+
+    def test_classify_tokens_on_a_token_classifier(self):
+        # The golden NER case of the authors' layout (GPT-2 tokenizer), served on its own.
+        case = os.path.join(os.environ["DEBERTA_GOLDEN_TASKS_DIR"], "tc_authors_gpt2")
+        server = subprocess.Popen(
+            [os.environ["DEBERTA_SERVER_BINARY"], "--model=" + case, "--listen_address=127.0.0.1", "--port=0",
+             "--metrics_port=-1", "--threads=1"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        try:
+            port = int(re.search(r":(\d+), metrics", server.stdout.readline()).group(1))
+            with Client("127.0.0.1:%d" % port, timeout=10) as client:
+                text = "John Smith flew to Paris."
+                answer = client.classify_tokens([text], aggregation="first", keep_all_labels=True)
+                entities = answer.results[0].entities
+                self.assertGreater(len(entities), 0)
+                for entity in entities:
+                    self.assertEqual(entity.word, text[entity.start:entity.end])
+                    self.assertEqual(entity.index, -1)
+                per_token = client.classify_tokens([text], aggregation="none", keep_all_labels=True)
+                self.assertEqual([e.index for e in per_token.results[0].entities],
+                                 list(range(1, per_token.results[0].num_tokens - 1)))
+        finally:
+            server.terminate()
+            server.wait(timeout=30)
+        with self.assertRaises(grpc.RpcError) as raised:  # The demo model has no token head.
+            self.client.classify_tokens(["Hello"])
+        self.assertEqual(raised.exception.code(), grpc.StatusCode.FAILED_PRECONDITION)
 
     def test_bad_input_is_raised_at_once_without_retries(self):
         slept = []

@@ -23,31 +23,42 @@ DebertaNetworkImpl::DebertaNetworkImpl(const DebertaConfig& config, const Networ
     classifier = register_module(
         "classifier", Dense(config.pooler_hidden_size, static_cast<int64_t>(config.labels.size()),
                             /*with_bias=*/true));
+  } else if (parts.token_classifier) {
+    if (parts.token_projection) {
+      proj = register_module("proj", Dense(config.hidden_size, config.hidden_size, /*with_bias=*/true));
+    }
+    classifier = register_module(
+        "classifier", Dense(config.hidden_size, static_cast<int64_t>(config.labels.size()), /*with_bias=*/true));
   }
   if (parts.mlm_head) lm_predictions = register_module("lm_predictions", LmPredictions(config));
 }
 
-void DebertaNetworkImpl::Prepare(at::ScalarType compute_dtype, bool int8_encoder) {
+std::vector<DenseImpl*> DebertaNetworkImpl::DenseLayers() {
+  std::vector<DenseImpl*> dense;
   for (const auto& module : modules(/*include_self=*/false)) {
-    if (auto* dense = dynamic_cast<DenseImpl*>(module.get())) dense->SetComputeDType(compute_dtype);
+    if (auto* layer = dynamic_cast<DenseImpl*>(module.get())) dense.push_back(layer);
   }
+  return dense;
+}
+
+void DebertaNetworkImpl::Prepare(at::ScalarType compute_dtype, bool int8_encoder) {
+  const std::vector<DenseImpl*> dense = DenseLayers();
+  // 1. Derived weights, from the float32 ones: the fused projections, the
+  //    position projections, the tied LM head, each in the compute dtype.
+  for (DenseImpl* layer : dense) layer->SetComputeDType(compute_dtype);
   deberta->encoder->Prepare(compute_dtype);
   if (lm_predictions) {
     lm_predictions->lm_head->Prepare(deberta->embeddings->word_embeddings->weight, compute_dtype);
   }
-  // Every derived tensor is made: the linear layers keep one copy, in the
-  // compute dtype (on a GPU in fp16/bf16, half the weight memory).
-  for (const auto& module : modules(/*include_self=*/false)) {
-    if (auto* dense = dynamic_cast<DenseImpl*>(module.get())) dense->KeepOnlyComputeCopy();
-  }
+  // 2. Every derived tensor is made: the linear layers keep one copy, in
+  //    the compute dtype (on a GPU in fp16/bf16, half the weight memory).
+  for (DenseImpl* layer : dense) layer->KeepOnlyComputeCopy();
+  // 3. int8 quantizes the encoder layers from those copies.
   if (int8_encoder) deberta->encoder->QuantizeLayersToInt8();
-  // Packing drops the plain weights, so it comes after everything that
-  // reads them (quantization included). The encoder first: its
-  // intermediate layers pack with their activation fused.
+  // 4. Packing drops the plain weights, so it comes last. The encoder
+  //    first: its intermediate layers pack with their activation fused.
   deberta->encoder->PackLayersForCpu();
-  for (const auto& module : modules(/*include_self=*/false)) {
-    if (auto* dense = dynamic_cast<DenseImpl*>(module.get())) dense->PackForCpu();
-  }
+  for (DenseImpl* layer : dense) layer->PackForCpu();
 }
 
 bool DebertaNetworkImpl::CanRunEmd() const {
@@ -160,6 +171,12 @@ absl::StatusOr<at::Tensor> DebertaNetworkImpl::MaskedLmStates(EncodedBatch& enco
 
 at::Tensor DebertaNetworkImpl::MaskedLmHead(const at::Tensor& states) const {
   return lm_predictions->lm_head->forward(states);
+}
+
+at::Tensor DebertaNetworkImpl::TokenClassifierLogits(const EncodedBatch& encoded) const {
+  at::Tensor h = encoded.states.back();
+  if (proj) h = Activate(Activation::kGelu, proj->forward(h));
+  return classifier->forward(h).to(at::kFloat);
 }
 
 

@@ -34,6 +34,11 @@ struct NetworkParts {
   bool classifier = false;      // pooler.* + classifier.*
   bool mlm_head = false;        // lm_predictions.lm_head.*
   bool position_table = false;  // deberta.embeddings.position_embeddings
+  // Token classification (docs/tasks.md 1.1): classifier.* on every
+  // position, without a pooler; with `token_projection`, the authors'
+  // NERModel's proj.* + GELU before it.
+  bool token_classifier = false;
+  bool token_projection = false;
 };
 
 // A padded batch on the model's device.
@@ -111,6 +116,12 @@ class DebertaNetworkImpl : public torch::nn::Module {
   // LM head: [m, H] states -> [m, V] float32 logits.
   at::Tensor MaskedLmHead(const at::Tensor& states) const;
 
+  // Token classification (docs/tasks.md 1.1): [B', L, num_labels] float32
+  // logits at every position of the rows encoded.live.rows(), from the
+  // last layer (no pooler, no EMD): classifier(h), or with the authors'
+  // head classifier(gelu(proj(h))).
+  at::Tensor TokenClassifierLogits(const EncodedBatch& encoded) const;
+
   // Every intermediate named in the golden README that the network has:
   // hidden_states.k, last_hidden_state, relative_pos, c2p_index,
   // rel_embeddings, pooled_output, classifier_logits, mlm_logits_no_emd,
@@ -131,10 +142,14 @@ class DebertaNetworkImpl : public torch::nn::Module {
 
   DebertaModel deberta{nullptr};
   ContextPooler pooler{nullptr};
-  Dense classifier{nullptr};
+  Dense classifier{nullptr};  // The sequence classifier's, or the token classifier's.
+  Dense proj{nullptr};        // The authors' NER head's projection, named as they save it.
   LmPredictions lm_predictions{nullptr};
 
  private:
+  // Every linear layer of the network (encoder, pooler, classifier, LM
+  // head transform), for Prepare's steps.
+  std::vector<DenseImpl*> DenseLayers();
   // EMD's two passes of the last layer (docs/deberta-model.md section 9.2); `second_to_last` is
   // h_(N-1). Fills `trace` with its intermediates when not null. Rows no
   // longer wanted are dropped before each pass, as in the encoder: the

@@ -76,6 +76,34 @@ absl::Status CheckConfigFitsCheckpoint(const DebertaConfig& config, const Safete
   return absl::OkStatus();
 }
 
+// What ModelInfo says of the loaded model.
+ModelInfo DescribeModel(const EngineOptions& options, bool demo, const DebertaConfig& config,
+                        const NetworkParts& parts, bool emd, const c10::Device& device) {
+  ModelInfo info;
+  info.name = demo ? "demo" : std::filesystem::path(options.model).lexically_normal().filename().string();
+  if (info.name.empty()) info.name = std::filesystem::path(options.model).parent_path().filename().string();
+  info.model_type = config.model_type;
+  info.is_demo = demo;
+  info.description = demo ? "built-in demo model: deterministic random weights, outputs carry no meaning"
+                          : absl::StrCat("checkpoint ", options.model);
+  info.labels = config.labels;
+  info.problem_type = config.problem_type;
+  info.vocab_size = config.vocab_size;
+  info.type_vocab_size = config.type_vocab_size;
+  info.max_sequence_length =
+      options.max_sequence_length > 0 ? options.max_sequence_length : config.max_position_embeddings;
+  info.num_layers = config.num_hidden_layers;
+  info.hidden_size = config.hidden_size;
+  info.device = device.str();
+  info.dtype = ComputeDTypeName(options.dtype);
+  info.has_classifier = parts.classifier;
+  info.has_mlm_head = parts.mlm_head;
+  info.has_token_classifier = parts.token_classifier;
+  info.emd_enabled = emd;
+  if (device.is_cpu()) info.cpu_kernels = DescribeCpuBackend();
+  return info;
+}
+
 }  // namespace
 
 absl::StatusOr<c10::Device> ParseDevice(const std::string& name) {
@@ -98,62 +126,88 @@ absl::StatusOr<c10::Device> ParseDevice(const std::string& name) {
       absl::StrCat("unknown device '", name, "' (expected cpu or cuda:N)"));
 }
 
-absl::StatusOr<LoadedNetwork> LoadNetwork(const EngineOptions& options) {
-  LoadedNetwork loaded;
+absl::StatusOr<c10::Device> CheckedDevice(const EngineOptions& options) {
   // Before the device is looked at: the same answer whether or not this
   // LibTorch has CUDA.
   if (options.dtype == ComputeDType::kInt8 && absl::StartsWith(options.device, "cuda")) {
     return absl::InvalidArgumentError("int8 is only supported on the cpu; use float16 or bfloat16 on cuda");
   }
-  DEBERTA_ASSIGN_OR_RETURN(loaded.device, ParseDevice(options.device));
-  DEBERTA_ASSIGN_OR_RETURN(at::ScalarType compute_dtype, ScalarTypeFor(options.dtype, loaded.device));
-  if (loaded.device.is_cuda()) {
-    const auto visible = static_cast<int64_t>(torch::cuda::device_count());
-    if (visible == 0) {
-      return absl::FailedPreconditionError(absl::StrCat(
-          "device ", options.device, " requested but no CUDA device is visible to this process "
-          "(no GPU, no NVIDIA driver, or none passed to the container: docker --gpus, CDI, "
-          "CUDA_VISIBLE_DEVICES)"));
-    }
-    if (loaded.device.index() >= visible) {
-      return absl::FailedPreconditionError(absl::StrCat("device ", options.device, " does not exist: ",
-                                                        visible, " CUDA devices are visible"));
-    }
+  DEBERTA_ASSIGN_OR_RETURN(const c10::Device device, ParseDevice(options.device));
+  if (!device.is_cuda()) return device;
+  const auto visible = static_cast<int64_t>(torch::cuda::device_count());
+  if (visible == 0) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "device ", options.device, " requested but no CUDA device is visible to this process "
+        "(no GPU, no NVIDIA driver, or none passed to the container: docker --gpus, CDI, "
+        "CUDA_VISIBLE_DEVICES)"));
   }
+  if (device.index() >= visible) {
+    return absl::FailedPreconditionError(absl::StrCat("device ", options.device, " does not exist: ",
+                                                      visible, " CUDA devices are visible"));
+  }
+  return device;
+}
 
-  const bool demo = options.model == kDemoModelName;
-  std::unique_ptr<SafetensorsFile> checkpoint;
-  if (demo) {
-    DEBERTA_ASSIGN_OR_RETURN(loaded.config, ParseDebertaConfig(DemoConfigJson()));
-    DEBERTA_ASSIGN_OR_RETURN(checkpoint,
-                             SafetensorsFile::FromBuffer(DemoCheckpointBytes(), "demo"));
+absl::StatusOr<CheckpointFolder> ReadCheckpointFolder(const std::string& model) {
+  CheckpointFolder folder;
+  folder.demo = model == kDemoModelName;
+  if (folder.demo) {
+    DEBERTA_ASSIGN_OR_RETURN(folder.config, ParseDebertaConfig(DemoConfigJson()));
+    DEBERTA_ASSIGN_OR_RETURN(folder.weights, SafetensorsFile::FromBuffer(DemoCheckpointBytes(), "demo"));
   } else {
-    const std::filesystem::path dir(options.model);
+    const std::filesystem::path dir(model);
     if (!std::filesystem::is_directory(dir)) {
-      return absl::NotFoundError(absl::StrCat("model folder '", options.model,
-                                              "' does not exist (or pass 'demo')"));
+      return absl::NotFoundError(absl::StrCat("model folder '", model, "' does not exist (or pass 'demo')"));
     }
-    DEBERTA_ASSIGN_OR_RETURN(loaded.config, LoadDebertaConfig((dir / "config.json").string()));
-    DEBERTA_ASSIGN_OR_RETURN(checkpoint, OpenCheckpointWeights(dir.string()));
+    DEBERTA_ASSIGN_OR_RETURN(folder.config, LoadDebertaConfig((dir / "config.json").string()));
+    DEBERTA_ASSIGN_OR_RETURN(folder.weights, OpenCheckpointWeights(dir.string()));
   }
-  const DebertaConfig& config = loaded.config;
-
-  int64_t max_length = config.max_position_embeddings;
-  if (options.max_sequence_length > max_length) {
-    return absl::InvalidArgumentError(absl::StrCat("max_sequence_length ", options.max_sequence_length,
-                                                   " exceeds the model's max_position_embeddings ",
-                                                   max_length));
-  }
-  if (options.max_sequence_length > 0) max_length = options.max_sequence_length;
-
   // The network is allocated from config.json's sizes, then filled from the
   // checkpoint: sizes the checkpoint cannot hold are refused before that.
-  DEBERTA_RETURN_IF_ERROR(CheckConfigFitsCheckpoint(config, *checkpoint));
-  NetworkParts parts = DetectNetworkParts(*checkpoint);
+  DEBERTA_RETURN_IF_ERROR(CheckConfigFitsCheckpoint(folder.config, *folder.weights));
+  return folder;
+}
+
+absl::StatusOr<bool> ChooseEmd(EmdMode mode, const EmdEvidence& evidence) {
+  if (!evidence.has_mlm_head) {
+    if (mode == EmdMode::kEmd) return absl::InvalidArgumentError("EMD requested but the checkpoint has no MLM head");
+    return false;
+  }
+  switch (mode) {
+    // docs/deberta-model.md section 9.3: EMD iff the head is the authors'
+    // layout and the checkpoint was not re-saved by a Hugging Face version
+    // that knows `legacy`.
+    case EmdMode::kAuto: return evidence.can_run && !evidence.legacy_mlm_head && !evidence.has_legacy_field;
+    case EmdMode::kPlain: return false;
+    case EmdMode::kEmd:
+      if (!evidence.can_run) {
+        return absl::InvalidArgumentError(
+            "EMD requested but this model cannot run it (needs position_embeddings, "
+            "position_biased_input false, at least 2 layers and embedding_size == hidden_size)");
+      }
+      return true;
+  }
+  return absl::InvalidArgumentError("unknown EMD mode");
+}
+
+absl::StatusOr<LoadedNetwork> LoadNetwork(const EngineOptions& options) {
+  LoadedNetwork loaded;
+  DEBERTA_ASSIGN_OR_RETURN(loaded.device, CheckedDevice(options));
+  DEBERTA_ASSIGN_OR_RETURN(const at::ScalarType compute_dtype, ScalarTypeFor(options.dtype, loaded.device));
+  DEBERTA_ASSIGN_OR_RETURN(CheckpointFolder folder, ReadCheckpointFolder(options.model));
+  loaded.config = folder.config;
+  const DebertaConfig& config = loaded.config;
+  if (options.max_sequence_length > config.max_position_embeddings) {
+    return absl::InvalidArgumentError(absl::StrCat("max_sequence_length ", options.max_sequence_length,
+                                                   " exceeds the model's max_position_embeddings ",
+                                                   config.max_position_embeddings));
+  }
+
+  const NetworkParts parts = DetectNetworkParts(*folder.weights, config);
   LoadReport report;
   try {
     loaded.network = DebertaNetwork(config, parts);
-    DEBERTA_ASSIGN_OR_RETURN(report, LoadWeights(*checkpoint, *loaded.network));
+    DEBERTA_ASSIGN_OR_RETURN(report, LoadWeights(*folder.weights, *loaded.network));
   } catch (const std::bad_alloc&) {
     return absl::ResourceExhaustedError("not enough memory to build the model of config.json");
   } catch (const std::exception& e) {
@@ -166,27 +220,9 @@ absl::StatusOr<LoadedNetwork> LoadNetwork(const EngineOptions& options) {
     LOG(WARNING) << options.model << ": " << report.unused_keys.size()
                  << " checkpoint tensors are not used: " << absl::StrJoin(report.unused_keys, ", ");
   }
-
-  // docs/deberta-model.md section 9.3: EMD iff the head is the authors' layout and the checkpoint
-  // was not re-saved by a Hugging Face version that knows `legacy`.
-  bool emd = false;
-  if (parts.mlm_head) {
-    const bool can = loaded.network->CanRunEmd();
-    switch (options.emd) {
-      case EmdMode::kAuto: emd = can && !report.legacy_mlm_head && !config.has_legacy_field; break;
-      case EmdMode::kPlain: emd = false; break;
-      case EmdMode::kEmd:
-        if (!can) {
-          return absl::InvalidArgumentError(
-              "EMD requested but this model cannot run it (needs position_embeddings, "
-              "position_biased_input false, at least 2 layers and embedding_size == hidden_size)");
-        }
-        emd = true;
-        break;
-    }
-  } else if (options.emd == EmdMode::kEmd) {
-    return absl::InvalidArgumentError("EMD requested but the checkpoint has no MLM head");
-  }
+  DEBERTA_ASSIGN_OR_RETURN(const bool emd,
+                           ChooseEmd(options.emd, {parts.mlm_head, loaded.network->CanRunEmd(),
+                                                   report.legacy_mlm_head, config.has_legacy_field}));
 
   // Process-wide settings are ConfigureRuntime's; int8 checks its choice.
   if (options.dtype == ComputeDType::kInt8) DEBERTA_RETURN_IF_ERROR(RequireOnednnQuantizedEngine());
@@ -196,27 +232,7 @@ absl::StatusOr<LoadedNetwork> LoadNetwork(const EngineOptions& options) {
   } catch (const std::exception& e) {
     return absl::InternalError(absl::StrCat("preparing the model on ", options.device, ": ", e.what()));
   }
-
-  ModelInfo& info = loaded.info;
-  info.name = demo ? "demo" : std::filesystem::path(options.model).lexically_normal().filename().string();
-  if (info.name.empty()) info.name = std::filesystem::path(options.model).parent_path().filename().string();
-  info.model_type = config.model_type;
-  info.is_demo = demo;
-  info.description = demo ? "built-in demo model: deterministic random weights, outputs carry no meaning"
-                          : absl::StrCat("checkpoint ", options.model);
-  info.labels = config.labels;
-  info.problem_type = config.problem_type;
-  info.vocab_size = config.vocab_size;
-  info.type_vocab_size = config.type_vocab_size;
-  info.max_sequence_length = max_length;
-  info.num_layers = config.num_hidden_layers;
-  info.hidden_size = config.hidden_size;
-  info.device = loaded.device.str();
-  info.dtype = ComputeDTypeName(options.dtype);
-  info.has_classifier = parts.classifier;
-  info.has_mlm_head = parts.mlm_head;
-  info.emd_enabled = emd;
-  if (loaded.device.is_cpu()) info.cpu_kernels = DescribeCpuBackend();
+  loaded.info = DescribeModel(options, folder.demo, config, parts, emd, loaded.device);
   return loaded;
 }
 

@@ -141,7 +141,7 @@ absl::Status TorchEngine::InitializeThread() {
   // cores it stops spinning between regions (its "throttled" spin count):
   // a 2-thread team on the batcher's thread ran a deberta-base forward 15%
   // slower while the loading thread also held one. So the loading thread
-  // keeps one thread (ConfigureRuntime(1) in main) and this one gets all.
+  // keeps one thread (ConfigureRuntime in main) and this one gets all.
   runtime_->EnterThread();
   at::set_num_threads(num_threads_);
   // One small forward per head on this thread, where every later batch
@@ -183,6 +183,11 @@ absl::Status TorchEngine::WarmUp(const BatchShape& shape, bool every_head) {
   if (loaded_.info.has_mlm_head) {
     std::vector<MaskedSequence> batch(shape.batch_size, MaskedSequence{sequence, {0}, 1});
     if (auto r = FillMask(batch); !r.ok()) return r.status();
+    if (!every_head) return absl::OkStatus();
+  }
+  if (loaded_.info.has_token_classifier) {
+    std::vector<Sequence> batch(shape.batch_size, sequence);
+    if (auto r = ClassifyTokens(batch); !r.ok()) return r.status();
   }
   return absl::OkStatus();
 }
@@ -218,6 +223,34 @@ absl::StatusOr<std::vector<ClassifyOutput>> TorchEngine::RunClassify(absl::Span<
       const float* p = probs.data_ptr<float>() + i * labels;
       out[rows[i]].logits.assign(l, l + labels);
       out[rows[i]].probabilities.assign(p, p + labels);
+    }
+    return out;
+  });
+}
+
+absl::StatusOr<std::vector<TokenClassifyOutput>> TorchEngine::RunClassifyTokens(absl::Span<const Sequence> batch,
+                                                                                const RowsWanted& rows_wanted) {
+  if (!loaded_.info.has_token_classifier) {
+    return absl::FailedPreconditionError(
+        "this model has no token-classification head (classifier.* without a pooler, named "
+        "...ForTokenClassification in config.json's architectures, or the authors' proj.* + classifier.*)");
+  }
+  std::vector<const Sequence*> sequences;
+  for (const Sequence& sequence : batch) sequences.push_back(&sequence);
+  if (sequences.empty()) return std::vector<TokenClassifyOutput>{};
+  return RunGuarded([&]() -> absl::StatusOr<std::vector<TokenClassifyOutput>> {
+    DEBERTA_ASSIGN_OR_RETURN(const EncodedBatch encoded,
+                             EncodeBatch(sequences, rows_wanted, LastLayerPositions::kAll));
+    const std::vector<int64_t>& rows = encoded.live.rows();  // The input rows computed to the end.
+    const at::Tensor logits = loaded_.network->TokenClassifierLogits(encoded).to(at::kCPU).contiguous();
+    const int64_t length = logits.size(1), labels = logits.size(2);
+    std::vector<TokenClassifyOutput> out(sequences.size());  // Dropped rows stay empty.
+    for (size_t i = 0; i < rows.size(); ++i) {
+      const int64_t positions = static_cast<int64_t>(sequences[rows[i]]->token_ids.size());
+      const float* first = logits.data_ptr<float>() + i * length * labels;
+      TokenClassifyOutput& output = out[rows[i]];
+      output.num_labels = static_cast<int32_t>(labels);
+      output.logits.assign(first, first + positions * labels);
     }
     return out;
   });

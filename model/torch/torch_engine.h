@@ -46,6 +46,8 @@ class TorchEngine final : public Engine {
                                                           const RowsWanted& rows_wanted) override;
   absl::StatusOr<std::vector<FillMaskOutput>> RunFillMask(absl::Span<const MaskedSequence> batch,
                                                           const RowsWanted& rows_wanted) override;
+  absl::StatusOr<std::vector<TokenClassifyOutput>> RunClassifyTokens(absl::Span<const Sequence> batch,
+                                                                     const RowsWanted& rows_wanted) override;
 
   TorchEngine(LoadedNetwork loaded, std::unique_ptr<DeviceRuntime> runtime, const EngineOptions& options,
               std::vector<BatchShape> warmup_shapes);

@@ -3,6 +3,7 @@
 
 #include <ATen/ATen.h>
 
+#include <algorithm>
 #include <cstring>
 #include <map>
 #include <set>
@@ -52,7 +53,7 @@ std::string NetworkParameterName(const std::string& key) {
   return key;
 }
 
-NetworkParts DetectNetworkParts(const SafetensorsFile& checkpoint) {
+NetworkParts DetectNetworkParts(const SafetensorsFile& checkpoint, const DebertaConfig& config) {
   std::set<std::string> names;
   for (const std::string& key : checkpoint.Names()) names.insert(NetworkParameterName(key));
   NetworkParts parts;
@@ -61,6 +62,15 @@ NetworkParts DetectNetworkParts(const SafetensorsFile& checkpoint) {
   parts.classifier = names.count("pooler.dense.weight") > 0;
   parts.mlm_head = names.count("lm_predictions.lm_head.dense.weight") > 0;
   parts.position_table = names.count("deberta.embeddings.position_embeddings.weight") > 0;
+  // docs/tasks.md 1.1: a ...ForTokenClassification architecture, or the
+  // authors' proj + classifier pair.
+  const bool named = std::any_of(config.architectures.begin(), config.architectures.end(),
+                                 [](const std::string& a) { return absl::EndsWith(a, "ForTokenClassification"); });
+  const bool projection = names.count("proj.weight") > 0;
+  if (!parts.classifier && names.count("classifier.weight") > 0 && (named || projection)) {
+    parts.token_classifier = true;
+    parts.token_projection = projection;
+  }
   return parts;
 }
 

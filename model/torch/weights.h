@@ -19,8 +19,9 @@ namespace deberta::model {
 // never uses (position_ids, the RTD head, the tied decoder copy).
 std::string NetworkParameterName(const std::string& checkpoint_key);
 
-// Which optional parts the checkpoint holds (decided from its key names).
-NetworkParts DetectNetworkParts(const SafetensorsFile& checkpoint);
+// Which optional parts the checkpoint holds, decided from its key names
+// (and, for a token classifier, config.json's architectures: docs/tasks.md 1.1).
+NetworkParts DetectNetworkParts(const SafetensorsFile& checkpoint, const DebertaConfig& config);
 
 struct LoadReport {
   std::vector<std::string> unused_keys;  // In the checkpoint, not loaded.

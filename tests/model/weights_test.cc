@@ -43,7 +43,7 @@ std::unique_ptr<SafetensorsFile> EditedCheckpoint(
 }
 
 DebertaNetwork NetworkFor(const std::string& name, const SafetensorsFile& file) {
-  return DebertaNetwork(*LoadDebertaConfig(CaseDir(name) + "/config.json"), DetectNetworkParts(file));
+  return DebertaNetwork(*LoadDebertaConfig(CaseDir(name) + "/config.json"), DetectNetworkParts(file, *LoadDebertaConfig(CaseDir(name) + "/config.json")));
 }
 
 class ParameterNamesTest : public ::testing::TestWithParam<std::string> {};
@@ -221,6 +221,32 @@ TEST(NetworkLoaderTest, ACudaDeviceWithoutOneIsAClearError) {
   // (the CUDA image's test) says no device is visible.
   EXPECT_THAT(std::string(status.message()),
               ::testing::AnyOf(HasSubstr("has no CUDA support"), HasSubstr("no CUDA device is visible")));
+}
+
+// docs/deberta-model.md section 9.3, case by case.
+TEST(ChooseEmdTest, AutoIsEmdOnlyForTheAuthorsHeadNotReSaved) {
+  const EmdEvidence authors{/*has_mlm_head=*/true, /*can_run=*/true, /*legacy_mlm_head=*/false,
+                            /*has_legacy_field=*/false};
+  EXPECT_EQ(ChooseEmd(EmdMode::kAuto, authors).value(), true);
+  EmdEvidence hugging_face_head = authors;
+  hugging_face_head.legacy_mlm_head = true;
+  EXPECT_EQ(ChooseEmd(EmdMode::kAuto, hugging_face_head).value(), false);
+  EmdEvidence re_saved = authors;
+  re_saved.has_legacy_field = true;
+  EXPECT_EQ(ChooseEmd(EmdMode::kAuto, re_saved).value(), false);
+  EmdEvidence cannot = authors;
+  cannot.can_run = false;
+  EXPECT_EQ(ChooseEmd(EmdMode::kAuto, cannot).value(), false);
+  EXPECT_EQ(ChooseEmd(EmdMode::kPlain, authors).value(), false);
+  EXPECT_EQ(ChooseEmd(EmdMode::kEmd, re_saved).value(), true);  // Asked for: the rule is not consulted.
+}
+
+TEST(ChooseEmdTest, AskingForEmdThatCannotRunIsInvalidArgument) {
+  const EmdEvidence cannot{/*has_mlm_head=*/true, /*can_run=*/false, false, false};
+  EXPECT_EQ(ChooseEmd(EmdMode::kEmd, cannot).status().code(), absl::StatusCode::kInvalidArgument);
+  const EmdEvidence no_head{/*has_mlm_head=*/false, /*can_run=*/true, false, false};
+  EXPECT_EQ(ChooseEmd(EmdMode::kEmd, no_head).status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(ChooseEmd(EmdMode::kAuto, no_head).value(), false);
 }
 
 TEST(NetworkLoaderTest, EmdDecisionFollowsTheSpecRule) {

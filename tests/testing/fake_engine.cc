@@ -16,6 +16,7 @@ FakeEngine::FakeEngine() {
   info_.dtype = "float32";
   info_.has_classifier = true;
   info_.has_mlm_head = true;
+  info_.has_token_classifier = true;
 }
 
 absl::Status FakeEngine::InitializeThread() {
@@ -80,6 +81,26 @@ absl::StatusOr<std::vector<bool>> AskRowsWanted(const model::Engine::RowsWanted&
 }
 
 }  // namespace
+
+absl::StatusOr<std::vector<model::TokenClassifyOutput>> FakeEngine::RunClassifyTokens(
+    absl::Span<const model::Sequence> batch, const RowsWanted& rows_wanted) {
+  std::vector<const model::Sequence*> sequences;
+  for (const model::Sequence& s : batch) sequences.push_back(&s);
+  if (absl::Status s = Enter(sequences); !s.ok()) return s;
+  absl::StatusOr<std::vector<bool>> wanted = AskRowsWanted(rows_wanted, batch.size());
+  if (!wanted.ok()) return wanted.status();
+  const auto labels = static_cast<int32_t>(info_.labels.size());
+  std::vector<model::TokenClassifyOutput> outputs(batch.size());
+  for (size_t i = 0; i < batch.size(); ++i) {
+    if (!(*wanted)[i]) continue;  // Dropped: left empty.
+    model::TokenClassifyOutput& out = outputs[i];
+    out.num_labels = labels;
+    for (int32_t id : batch[i].token_ids) {
+      for (int32_t l = 0; l < labels; ++l) out.logits.push_back(l == id % labels ? 2.0f : 0.0f);
+    }
+  }
+  return outputs;
+}
 
 absl::StatusOr<std::vector<model::ClassifyOutput>> FakeEngine::RunClassify(absl::Span<const model::Sequence> batch,
                                                                           const RowsWanted& rows_wanted) {

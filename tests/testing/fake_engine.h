@@ -55,6 +55,9 @@ class FakeEngine final : public model::Engine {
   // wanted get empty outputs, Cancelled if none is wanted.
   absl::StatusOr<std::vector<model::ClassifyOutput>> RunClassify(absl::Span<const model::Sequence> batch,
                                                                  const RowsWanted& rows_wanted) override;
+  // Per position, logit 2 for label (token id % labels), 0 for the others.
+  absl::StatusOr<std::vector<model::TokenClassifyOutput>> RunClassifyTokens(
+      absl::Span<const model::Sequence> batch, const RowsWanted& rows_wanted) override;
   // One prediction per position; candidate k is token id (position + k).
   absl::StatusOr<std::vector<model::FillMaskOutput>> RunFillMask(absl::Span<const model::MaskedSequence> batch,
                                                                  const RowsWanted& rows_wanted) override;

@@ -1,7 +1,8 @@
 // Command deberta-go-example calls deberta-serve over gRPC from Go with the
 // stubs generated from proto/deberta/serving/v1/inference.proto (its
-// go_package option): the model's description, a classification and a
-// fill-mask of one text. Each answer is printed on its own line as
+// go_package option): the model's description, then, with each head the
+// model has, a classification, a fill-mask and a token classification
+// (entities, every label kept) of one text. Each answer is printed on its own line as
 // "<method> <JSON>", in protobuf's JSON mapping with zero values included.
 // A failed call is printed as "<method>: <code>: <message>" on standard
 // error, with exit code 1.
@@ -57,14 +58,28 @@ func main() {
 	}
 
 	sequence := &servingv1.Sequence{Text: *text}
+	var info *servingv1.ModelInfo
 	call("GetModelInfo", func(ctx context.Context) (proto.Message, error) {
-		return client.GetModelInfo(ctx, &servingv1.GetModelInfoRequest{})
+		answer, err := client.GetModelInfo(ctx, &servingv1.GetModelInfoRequest{})
+		info = answer
+		return answer, err
 	})
-	call("Classify", func(ctx context.Context) (proto.Message, error) {
-		return client.Classify(ctx, &servingv1.ClassifyRequest{Sequences: []*servingv1.Sequence{sequence}, TopK: 2})
-	})
-	call("FillMask", func(ctx context.Context) (proto.Message, error) {
-		return client.FillMask(ctx, &servingv1.FillMaskRequest{
-			Sequences: []*servingv1.FillMaskSequence{{Sequence: sequence}}, TopK: 3})
-	})
+	if info.HasClassifier {
+		call("Classify", func(ctx context.Context) (proto.Message, error) {
+			return client.Classify(ctx, &servingv1.ClassifyRequest{Sequences: []*servingv1.Sequence{sequence}, TopK: 2})
+		})
+	}
+	if info.HasFillMask {
+		call("FillMask", func(ctx context.Context) (proto.Message, error) {
+			return client.FillMask(ctx, &servingv1.FillMaskRequest{
+				Sequences: []*servingv1.FillMaskSequence{{Sequence: sequence}}, TopK: 3})
+		})
+	}
+	if info.HasTokenClassifier {
+		call("ClassifyTokens", func(ctx context.Context) (proto.Message, error) {
+			return client.ClassifyTokens(ctx, &servingv1.ClassifyTokensRequest{
+				Sequences: []*servingv1.Sequence{sequence}, Aggregation: servingv1.Aggregation_AGGREGATION_FIRST,
+				KeepAllLabels: true})
+		})
+	}
 }

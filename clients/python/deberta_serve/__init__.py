@@ -103,6 +103,20 @@ class Client:
         request = pb.ZeroShotClassifyRequest(text=text, candidate_labels=list(labels), multi_label=multi_label)
         return self.call(self._stub.ZeroShotClassify, request)
 
+    def classify_tokens(self, inputs: Iterable[Input], aggregation: str = "simple",
+                        ignore_labels: Sequence[str] = (), keep_all_labels: bool = False,
+                        windows: bool = False, stride: int = 0, max_length: int = 0) -> "pb.ClassifyTokensResponse":
+        """Entities of each text (or token ids) from a token classifier: aggregation is none, simple,
+        first, average or max; windows runs long texts in windows of max_length sharing stride tokens."""
+        request = pb.ClassifyTokensRequest(
+            sequences=[self._sequence(v) for v in inputs],
+            aggregation=pb.Aggregation.Value("AGGREGATION_" + aggregation.upper()),
+            ignore_labels=list(ignore_labels), keep_all_labels=keep_all_labels, max_length=max_length)
+        if windows:
+            request.long_input.mode = pb.LongInput.MODE_WINDOWS
+            request.long_input.stride = stride
+        return self.call(self._stub.ClassifyTokens, request)
+
     def tokenize(self, text: str, text_pair: Optional[str] = None) -> "pb.TokenizeResponse":
         request = pb.TokenizeRequest(text=text)
         if text_pair is not None:
