@@ -106,6 +106,14 @@ absl::Status Batcher::Schedule(std::vector<std::unique_ptr<BatchTask>> tasks) {
     return absl::UnavailableError(stopping_ ? "server is shutting down" : "the model is not ready yet");
   }
   Queue& queue = queues_[q];
+  if (tasks.size() > options_.max_enqueued_tasks) {
+    // Not worth a retry: say so (a request's windows and documents count).
+    if (metrics_) metrics_->RecordRejection(RejectionReason::kQueueFull);
+    return absl::ResourceExhaustedError(absl::StrCat("the request is ", tasks.size(),
+                                                     " sequences (windows and documents included); the ",
+                                                     EndpointName(endpoint), " queue holds at most ",
+                                                     options_.max_enqueued_tasks, " (--max_queue_size)"));
+  }
   if (queue.size() + tasks.size() > options_.max_enqueued_tasks) {
     if (metrics_) metrics_->RecordRejection(RejectionReason::kQueueFull);
     return absl::ResourceExhaustedError(

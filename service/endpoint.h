@@ -20,8 +20,9 @@ enum class Endpoint {
   kTokenize = 4,
   kDetokenize = 5,
   kZeroShotClassify = 6,  // Its sequences go through the classify queue.
+  kRerank = 7,            // Its sequences go through the classify queue.
 };
-inline constexpr int kNumEndpoints = 7;
+inline constexpr int kNumEndpoints = 8;
 // kClassify, kFillMask and kClassifyTokens: the endpoints whose work goes
 // through the batcher, each in its own queue.
 inline constexpr int kNumBatchedEndpoints = 3;
@@ -43,6 +44,7 @@ inline constexpr Route kRoutes[] = {
     {Endpoint::kFillMask, "FillMask", "fill_mask", "/v1/fill-mask"},
     {Endpoint::kZeroShotClassify, "ZeroShotClassify", "zero_shot_classify", "/v1/zero-shot-classify"},
     {Endpoint::kClassifyTokens, "ClassifyTokens", "classify_tokens", "/v1/classify-tokens"},
+    {Endpoint::kRerank, "Rerank", "rerank", "/v1/rerank"},
     {Endpoint::kTokenize, "Tokenize", "tokenize", "/v1/tokenize"},
     {Endpoint::kDetokenize, "Detokenize", "detokenize", "/v1/detokenize"},
     {Endpoint::kGetModelInfo, "GetModelInfo", "get_model_info", "/v1/model"},

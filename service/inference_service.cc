@@ -16,6 +16,7 @@
 #include "service/tasks/detokenize.h"
 #include "service/tasks/fill_mask.h"
 #include "service/tasks/model_info.h"
+#include "service/tasks/rerank.h"
 #include "service/tasks/tokenize.h"
 #include "service/tasks/zero_shot.h"
 
@@ -221,6 +222,11 @@ grpc::ServerUnaryReactor* InferenceServiceImpl::ClassifyTokens(grpc::CallbackSer
                                                                const pb::ClassifyTokensRequest* request,
                                                                pb::ClassifyTokensResponse* response) {
   return Serve(Endpoint::kClassifyTokens, context, request, response, request->request_id(), &StartClassifyTokens);
+}
+
+grpc::ServerUnaryReactor* InferenceServiceImpl::Rerank(grpc::CallbackServerContext* context,
+                                                       const pb::RerankRequest* request, pb::RerankResponse* response) {
+  return Serve(Endpoint::kRerank, context, request, response, request->request_id(), &StartRerank);
 }
 
 grpc::ServerUnaryReactor* InferenceServiceImpl::GetModelInfo(grpc::CallbackServerContext* context,

@@ -85,6 +85,8 @@ class InferenceServiceImpl final : public serving::v1::InferenceService::Callbac
   grpc::ServerUnaryReactor* ClassifyTokens(grpc::CallbackServerContext* context,
                                            const serving::v1::ClassifyTokensRequest* request,
                                            serving::v1::ClassifyTokensResponse* response) override;
+  grpc::ServerUnaryReactor* Rerank(grpc::CallbackServerContext* context, const serving::v1::RerankRequest* request,
+                                   serving::v1::RerankResponse* response) override;
   grpc::ServerUnaryReactor* Tokenize(grpc::CallbackServerContext* context,
                                      const serving::v1::TokenizeRequest* request,
                                      serving::v1::TokenizeResponse* response) override;

@@ -106,6 +106,7 @@ void AddJsonApiRoutes(httplib::Server& routes, std::shared_ptr<grpc::Channel> ch
   AddRoute(routes, "FillMask", stub, &Stub::FillMask);
   AddRoute(routes, "ZeroShotClassify", stub, &Stub::ZeroShotClassify);
   AddRoute(routes, "ClassifyTokens", stub, &Stub::ClassifyTokens);
+  AddRoute(routes, "Rerank", stub, &Stub::Rerank);
   AddRoute(routes, "Tokenize", stub, &Stub::Tokenize);
   AddRoute(routes, "Detokenize", stub, &Stub::Detokenize);
   AddRoute(routes, "GetModelInfo", stub, &Stub::GetModelInfo);

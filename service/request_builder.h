@@ -44,6 +44,12 @@ struct RequestOptions {
   // Most windows one text of a long_input MODE_WINDOWS request may take
   // (docs/tasks.md 3); a request may lower it. REQUIRES: >= 1.
   int max_windows = 16;
+  // Most tokens one request may queue, every window and document counted
+  // (special tokens included). The default, 128 Ki, is 256 sequences of
+  // 512 tokens: no plain request of 64 sequences reaches it. REQUIRES: >= 1.
+  int64_t max_tokens_per_request = int64_t{1} << 17;
+  // Most documents in one Rerank request. REQUIRES: >= 1.
+  int max_rerank_documents = 256;
 };
 
 // "request has no sequences", or more than max_sequences_per_request.

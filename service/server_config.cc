@@ -52,6 +52,12 @@ absl::Status ServerConfig::Validate() const {
   }
   const RequestOptions& requests = service.requests;
   if (requests.max_windows < 1) return OutOfRange("max_windows", requests.max_windows, ">= 1");
+  if (requests.max_tokens_per_request < 1) {
+    return OutOfRange("max_tokens_per_request", requests.max_tokens_per_request, ">= 1");
+  }
+  if (requests.max_rerank_documents < 1) {
+    return OutOfRange("max_rerank_documents", requests.max_rerank_documents, ">= 1");
+  }
   if (requests.max_top_k < 1) return OutOfRange("max_top_k", requests.max_top_k, ">= 1");
   if (requests.max_fill_mask_logits < 1) {
     return OutOfRange("max_fill_mask_logits", requests.max_fill_mask_logits, ">= 1");
@@ -91,6 +97,8 @@ std::string ServerConfig::Describe() const {
       " max_sequences_per_request=", service.requests.max_sequences_per_request,
       " truncate=", service.requests.truncate ? "true" : "false", " max_top_k=", service.requests.max_top_k,
       " max_windows=", service.requests.max_windows,
+      " max_tokens_per_request=", service.requests.max_tokens_per_request,
+      " max_rerank_documents=", service.requests.max_rerank_documents,
       " max_fill_mask_logits=", service.requests.max_fill_mask_logits,
       " max_fill_mask_candidates=", service.requests.max_fill_mask_candidates,
       " max_message_bytes=", max_message_bytes,

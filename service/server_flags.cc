@@ -65,6 +65,10 @@ ABSL_FLAG(bool, truncate, Defaults().service.requests.truncate, "Truncate over-l
 ABSL_FLAG(int, max_sequences_per_request, Defaults().service.requests.max_sequences_per_request, "Most sequences in one request");
 ABSL_FLAG(int, max_windows, Defaults().service.requests.max_windows,
           "Most windows one text of a long_input MODE_WINDOWS request may take (a request may ask for fewer)");
+ABSL_FLAG(int64_t, max_tokens_per_request, Defaults().service.requests.max_tokens_per_request,
+          "Most tokens one request may queue, every window and rerank document counted");
+ABSL_FLAG(int, max_rerank_documents, Defaults().service.requests.max_rerank_documents,
+          "Most documents in one Rerank request");
 ABSL_FLAG(int, max_top_k, Defaults().service.requests.max_top_k, "Largest fill-mask top_k (candidates per predicted position)");
 ABSL_FLAG(int64_t, max_fill_mask_logits, Defaults().service.requests.max_fill_mask_logits,
           "Most fill-mask work per request: predicted positions x vocabulary size");
@@ -136,6 +140,8 @@ absl::StatusOr<ServerConfig> ServerConfigFromFlags(const model::EngineOptions& e
   config.service.requests.truncate = absl::GetFlag(FLAGS_truncate);
   config.service.requests.max_sequences_per_request = absl::GetFlag(FLAGS_max_sequences_per_request);
   config.service.requests.max_windows = absl::GetFlag(FLAGS_max_windows);
+  config.service.requests.max_tokens_per_request = absl::GetFlag(FLAGS_max_tokens_per_request);
+  config.service.requests.max_rerank_documents = absl::GetFlag(FLAGS_max_rerank_documents);
   config.service.requests.max_top_k = absl::GetFlag(FLAGS_max_top_k);
   config.service.requests.max_fill_mask_logits = absl::GetFlag(FLAGS_max_fill_mask_logits);
   config.service.requests.max_fill_mask_candidates = absl::GetFlag(FLAGS_max_fill_mask_candidates);

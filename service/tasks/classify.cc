@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "service/engine_task.h"
+#include "service/tasks/input_windows.h"
 
 namespace deberta::service {
 
@@ -25,12 +26,17 @@ absl::StatusOr<ClassifyInputs> BuildClassifyInputs(const pb::ClassifyRequest& re
   }
   ClassifyInputs out;
   out.top_k = request.top_k() == 0 ? labels : request.top_k();
+  absl::StatusOr<WindowAggregate> aggregate = WindowAggregateOf(request.long_input());
+  if (!aggregate.ok()) return aggregate.status();
+  out.aggregate = *aggregate;
+  absl::StatusOr<int64_t> window_limit = WindowLimit(request.long_input(), options);
+  if (!window_limit.ok()) return window_limit.status();
   out.sequences.reserve(n);
   std::optional<TextLimits> limits;  // Resolved at the first text sequence.
+  int64_t tokens = 0;
   for (int i = 0; i < n; ++i) {
     ClassifyInput input;
     const pb::Sequence& in = request.sequences(i);
-    absl::StatusOr<model::Sequence> sequence;
     if (IsText(in)) {
       if (!limits) {
         absl::StatusOr<TextLimits> resolved =
@@ -38,14 +44,25 @@ absl::StatusOr<ClassifyInputs> BuildClassifyInputs(const pb::ClassifyRequest& re
         if (!resolved.ok()) return resolved.status();
         limits = *resolved;
       }
-      sequence = EncodeSequence(in, *limits, info, options, &input.truncated);
+      absl::StatusOr<InputWindows> windows = EncodeInWindows(in, request.long_input(), *window_limit,
+                                                             WindowedText::kSecond, *limits, info, options);
+      if (!windows.ok()) return ForSequence(i, windows.status());
+      input.sequences = std::move(windows->sequences);
+      input.num_tokens = windows->num_tokens;
+      input.truncated = windows->truncated;
     } else {
-      sequence = PrepareSequence(in, info, options);
+      if (WantsWindows(request.long_input())) {
+        return ForSequence(i, absl::InvalidArgumentError("long_input windows need text; token ids run as sent"));
+      }
+      absl::StatusOr<model::Sequence> sequence = PrepareSequence(in, info, options);
+      if (!sequence.ok()) return ForSequence(i, sequence.status());
+      input.num_tokens = static_cast<int32_t>(sequence->token_ids.size());
+      input.sequences.push_back(*std::move(sequence));
     }
-    if (!sequence.ok()) return ForSequence(i, sequence.status());
-    input.sequence = *std::move(sequence);
+    tokens += TotalTokens(input.sequences);
     out.sequences.push_back(std::move(input));
   }
+  if (absl::Status s = CheckRequestTokens(tokens, options); !s.ok()) return s;
   return out;
 }
 
@@ -67,21 +84,61 @@ void WriteClassification(const model::ClassifyOutput& output, int top_k,
   }
 }
 
+void WriteWindowedClassification(const std::vector<float>& scores, int top_k,
+                                 const std::vector<std::string>& labels, pb::Classification* out) {
+  const int n = static_cast<int>(scores.size());
+  const std::vector<int> order = OrderByScore(scores);
+  for (float score : scores) out->add_probabilities(score);
+  for (int k = 0; k < top_k && k < n; ++k) {
+    const int id = order[k];
+    pb::LabelScore* label = out->add_labels();
+    label->set_label_id(id);
+    label->set_label(id < static_cast<int>(labels.size()) ? labels[id] : "");
+    label->set_probability(scores[id]);
+  }
+}
+
 absl::StatusOr<TaskWork> StartClassify(const TaskEnv& env, const pb::ClassifyRequest& request,
                                        pb::ClassifyResponse* response) {
   response->set_request_id(request.request_id());
   absl::StatusOr<ClassifyInputs> built = BuildClassifyInputs(request, env.info, env.requests);
   if (!built.ok()) return built.status();
   TaskWork work;
+  const std::vector<std::string>* labels = &env.info.labels;
+  const int top_k = built->top_k;
+  // Per windowed input: its slot and each window's scores, combined once
+  // all are back.
+  struct Windowed {
+    pb::Classification* slot;
+    std::vector<std::vector<float>> scores;
+  };
+  auto windowed = std::make_shared<std::vector<Windowed>>();
   for (ClassifyInput& input : built->sequences) {
     pb::Classification* slot = response->add_results();
-    slot->set_num_tokens(static_cast<int32_t>(input.sequence.token_ids.size()));
+    slot->set_num_tokens(input.num_tokens);
     slot->set_truncated(input.truncated);
-    const std::vector<std::string>* labels = &env.info.labels;
-    work.tasks.push_back(std::make_unique<ClassifyTask>(
-        std::move(input.sequence), [slot, labels, top_k = built->top_k](model::ClassifyOutput output) {
-          WriteClassification(output, top_k, *labels, slot);
-        }));
+    slot->set_num_windows(static_cast<int32_t>(input.sequences.size()));
+    if (input.sequences.size() == 1) {
+      work.tasks.push_back(std::make_unique<ClassifyTask>(
+          std::move(input.sequences.front()),
+          [slot, labels, top_k](model::ClassifyOutput output) { WriteClassification(output, top_k, *labels, slot); }));
+      continue;
+    }
+    const size_t i = windowed->size();
+    windowed->push_back({slot, std::vector<std::vector<float>>(input.sequences.size())});
+    for (size_t w = 0; w < input.sequences.size(); ++w) {
+      work.tasks.push_back(std::make_unique<ClassifyTask>(
+          std::move(input.sequences[w]),
+          [windowed, i, w](model::ClassifyOutput output) { (*windowed)[i].scores[w] = std::move(output.probabilities); }));
+    }
+  }
+  if (!windowed->empty()) {
+    work.complete = [windowed, labels, top_k, aggregate = built->aggregate]() {
+      for (const Windowed& input : *windowed) {
+        WriteWindowedClassification(AggregateWindowScores(input.scores, aggregate), top_k, *labels, input.slot);
+      }
+      return absl::OkStatus();
+    };
   }
   return work;
 }

@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "model/token_spans.h"
 #include "service/engine_task.h"
+#include "service/tasks/input_windows.h"
 
 namespace deberta::service {
 
@@ -26,17 +27,6 @@ absl::StatusOr<EntityAggregation> AggregationOf(pb::Aggregation aggregation) {
     case pb::AGGREGATION_MAX: return EntityAggregation::kMax;
     default: return absl::InvalidArgumentError(absl::StrCat("unknown aggregation ", aggregation));
   }
-}
-
-// The most windows a text may take: the request's max_windows, at most the
-// server's; 0 means the server's.
-absl::StatusOr<int64_t> WindowLimit(const pb::LongInput& long_input, const RequestOptions& options) {
-  if (long_input.max_windows() < 0 || long_input.max_windows() > options.max_windows) {
-    return absl::InvalidArgumentError(absl::StrCat("long_input.max_windows is ", long_input.max_windows(),
-                                                   "; it must be in [0, ", options.max_windows,
-                                                   "] (0: the server's --max_windows, ", options.max_windows, ")"));
-  }
-  return long_input.max_windows() == 0 ? options.max_windows : long_input.max_windows();
 }
 
 // [CLS] ids[window] [SEP].
@@ -73,7 +63,7 @@ absl::StatusOr<TokenClassifyInput> TextInput(const pb::Sequence& in, const pb::C
   const auto n = static_cast<int64_t>(ids.size());
   input.num_tokens = static_cast<int32_t>(n + 2);
   const int64_t capacity = limits.max_length - 2;
-  if (request.long_input().mode() == pb::LongInput::MODE_WINDOWS) {
+  if (WantsWindows(request.long_input())) {
     absl::StatusOr<std::vector<TokenWindow>> windows =
         PlanWindows(n, capacity, request.long_input().stride(), window_limit);
     if (!windows.ok()) return windows.status();
@@ -106,7 +96,7 @@ absl::StatusOr<TokenClassifyInput> IdsInput(const pb::Sequence& in, const pb::Cl
         "word-level aggregation (FIRST, AVERAGE, MAX) needs text: token ids take AGGREGATION_NONE or "
         "AGGREGATION_SIMPLE");
   }
-  if (request.long_input().mode() == pb::LongInput::MODE_WINDOWS) {
+  if (WantsWindows(request.long_input())) {
     return absl::InvalidArgumentError("long_input windows need text; token ids run as one sequence");
   }
   absl::StatusOr<model::Sequence> sequence = PrepareSequence(in, info, options);
@@ -153,10 +143,11 @@ absl::StatusOr<TokenClassifyInputs> BuildClassifyTokensInputs(const pb::Classify
     out.ignore_labels.assign(request.ignore_labels().begin(), request.ignore_labels().end());
     if (out.ignore_labels.empty()) out.ignore_labels = {"O"};
   }
-  out.windowed = request.long_input().mode() == pb::LongInput::MODE_WINDOWS;
+  out.windowed = WantsWindows(request.long_input());
   absl::StatusOr<int64_t> window_limit = WindowLimit(request.long_input(), options);
   if (!window_limit.ok()) return window_limit.status();
   std::optional<TextLimits> limits;  // Resolved at the first text sequence.
+  int64_t tokens = 0;
   for (int i = 0; i < n; ++i) {
     const pb::Sequence& in = request.sequences(i);
     absl::StatusOr<TokenClassifyInput> input;
@@ -172,8 +163,10 @@ absl::StatusOr<TokenClassifyInputs> BuildClassifyTokensInputs(const pb::Classify
       input = IdsInput(in, request, out.aggregation, info, special_tokens, options);
     }
     if (!input.ok()) return ForSequence(i, input.status());
+    tokens += TotalTokens(input->sequences);
     out.inputs.push_back(*std::move(input));
   }
+  if (absl::Status s = CheckRequestTokens(tokens, options); !s.ok()) return s;
   return out;
 }
 

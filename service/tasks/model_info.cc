@@ -28,6 +28,7 @@ absl::StatusOr<TaskWork> StartGetModelInfo(const TaskEnv& env, const serving::v1
   response->set_has_classifier(info.has_classifier);
   response->set_has_fill_mask(info.has_mlm_head);
   response->set_has_token_classifier(info.has_token_classifier);
+  response->set_is_reranker(info.has_classifier && info.labels.size() == 1);
   response->set_problem_type(model::ProblemTypeName(info.problem_type));
   const model::Tokenizer* tokenizer = env.requests.tokenizer;
   response->set_tokenizer(tokenizer != nullptr ? tokenizer->kind() : "");

@@ -1,7 +1,9 @@
 // The ZeroShotClassify task: Hugging Face's zero-shot pipeline on an NLI
 // classifier. Each candidate label becomes the pair (text, hypothesis), one
 // ClassifyTask in the classify queue; once all are done, the candidates'
-// scores come from their entailment (and contradiction) logits.
+// scores come from their entailment (and contradiction) logits. A long
+// text may run in windows (docs/tasks.md 3): every candidate's pair for each
+// window of the text, the candidates' scores per window, then aggregated.
 #ifndef DEBERTA_SERVICE_TASKS_ZERO_SHOT_H_
 #define DEBERTA_SERVICE_TASKS_ZERO_SHOT_H_
 
@@ -11,21 +13,25 @@
 #include "deberta/serving/v1/inference.pb.h"
 #include "model/engine.h"
 #include "service/request_builder.h"
+#include "service/tasks/long_input.h"
 #include "service/tasks/task.h"
 
 namespace deberta::service {
 
-// The pairs, one per candidate in order, and where the NLI labels are.
+// The pairs, per window of the text (one without windows) one per
+// candidate in order; where the NLI labels are; how windows combine.
 struct ZeroShotInputs {
-  std::vector<model::Sequence> pairs;
+  std::vector<std::vector<model::Sequence>> windows;
   int entailment = -1;  // Label ids in the classifier's output.
   int contradiction = -1;
+  WindowAggregate aggregate = WindowAggregate::kMax;
 };
 
 // FailedPrecondition without a tokenizer, a classifier, or labels starting
 // with "entail" and "contra" (case-insensitive) in id2label;
-// InvalidArgument for no text, no candidates or too many, or a template
-// without "{}".
+// InvalidArgument for no text, no candidates or too many, a template
+// without "{}", or windows that cannot be made (the premise's windows leave
+// room for the longest hypothesis).
 absl::StatusOr<ZeroShotInputs> BuildZeroShotInputs(const serving::v1::ZeroShotClassifyRequest& request,
                                                    const model::ModelInfo& info, const RequestOptions& options);
 
@@ -35,7 +41,8 @@ std::vector<float> ZeroShotScores(const std::vector<std::vector<float>>& logits,
                                   int contradiction, bool multi_label);
 
 // Every candidate label with its score and entailment logit, highest score
-// first (`logits`: each candidate's classifier logits, in request order).
+// first (`logits`: each candidate's classifier logits, in request order,
+// or empty when the scores aggregate windows: the logits are then 0).
 void WriteZeroShotLabels(const serving::v1::ZeroShotClassifyRequest& request, const std::vector<float>& scores,
                          const std::vector<std::vector<float>>& logits, int entailment,
                          serving::v1::ZeroShotClassifyResponse* out);

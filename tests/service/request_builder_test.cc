@@ -57,8 +57,8 @@ TEST(BuildClassifyInputsTest, OneTaskPerSequenceInOrderWithAllLabelsByDefault) {
   ASSERT_TRUE(built.ok()) << built.status();
   ASSERT_EQ(built->sequences.size(), 2u);
   EXPECT_EQ(built->top_k, 3);
-  EXPECT_THAT(built->sequences[0].sequence.token_ids, ElementsAre(1, 9, 2));
-  EXPECT_THAT(built->sequences[1].sequence.token_ids, ElementsAre(1, 7, 7, 2));
+  EXPECT_THAT(built->sequences[0].sequences.front().token_ids, ElementsAre(1, 9, 2));
+  EXPECT_THAT(built->sequences[1].sequences.front().token_ids, ElementsAre(1, 7, 7, 2));
 }
 
 TEST(BuildClassifyInputsTest, TopKWithinTheLabels) {
@@ -102,8 +102,8 @@ TEST(BuildClassifyInputsTest, TruncatesToTheLimitKeepingTheLastTokenOnlyWhenAllo
   for (int i = 0; i < 10; ++i) typed.add_token_type_ids(i < 5 ? 0 : 1);
   auto built = BuildClassifyInputs(Classify({typed}), Info(), options);
   ASSERT_TRUE(built.ok()) << built.status();
-  EXPECT_THAT(built->sequences[0].sequence.token_ids, ElementsAre(1, 10, 11, 12, 13, 14, 15, 2));
-  EXPECT_THAT(built->sequences[0].sequence.token_type_ids, ElementsAre(0, 0, 0, 0, 0, 1, 1, 1));
+  EXPECT_THAT(built->sequences[0].sequences.front().token_ids, ElementsAre(1, 10, 11, 12, 13, 14, 15, 2));
+  EXPECT_THAT(built->sequences[0].sequences.front().token_type_ids, ElementsAre(0, 0, 0, 0, 0, 1, 1, 1));
 }
 
 TEST(BuildFillMaskInputsTest, PredictsEveryMaskSortedWithDefaultTopK) {
