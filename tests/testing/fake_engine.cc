@@ -117,8 +117,12 @@ absl::StatusOr<std::vector<model::ClassifyOutput>> FakeEngine::RunClassify(absl:
       outputs.push_back(std::move(out));  // Dropped: left empty.
       continue;
     }
-    out.logits = {static_cast<float>(s.token_ids.front()), static_cast<float>(s.token_ids.size()),
-                  static_cast<float>(s.token_ids.back())};
+    if (info_.labels.size() == 1) {
+      out.logits = {static_cast<float>(s.token_ids.size()) / 10};
+    } else {
+      out.logits = {static_cast<float>(s.token_ids.front()), static_cast<float>(s.token_ids.size()),
+                    static_cast<float>(s.token_ids.back())};
+    }
     const float top = *std::max_element(out.logits.begin(), out.logits.end());
     float sum = 0;
     for (float l : out.logits) sum += std::exp(l - top);

@@ -50,7 +50,8 @@ class FakeEngine final : public model::Engine {
   void AwaitBlockedBatch();
 
  private:
-  // Logits of a sequence: {first token id, length, last token id}. After
+  // Logits of a sequence: {first token id, length, last token id}; of a
+  // one-label model (a reranker), {length / 10}. After
   // a blocked batch is released, its RowsWanted is asked once: rows not
   // wanted get empty outputs, Cancelled if none is wanted.
   absl::StatusOr<std::vector<model::ClassifyOutput>> RunClassify(absl::Span<const model::Sequence> batch,
