@@ -31,6 +31,7 @@ constexpr Command kCommands[] = {
     {"fill-mask", "predict masked tokens of --sequences [--positions] or --text with [MASK]", true, false},
     {"zero-shot", "zero-shot classification of --text over --labels (NLI checkpoints)", true, false},
     {"classify-tokens", "entities of --text (or --sequences) from a token classifier (NER, PII)", true, false},
+    {"rerank", "order --documents by relevance to --query with a reranker (cross-encoder)", true, false},
     {"info", "print the served model's description (every field, zeros included)", true, false},
     {"health", "query the gRPC health service; exit 0 only when SERVING", true, false},
     {"bench", "load-test a server", true, false},

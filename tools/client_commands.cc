@@ -1,10 +1,13 @@
-// classify, fill-mask, zero-shot, tokenize (remote), info and health.
+// classify, fill-mask, zero-shot, classify-tokens, rerank, tokenize
+// (remote), info and health.
 #include "tools/client_commands.h"
 
 #include <google/protobuf/text_format.h>
 #include <google/protobuf/util/json_util.h>
 
+#include <fstream>
 #include <iostream>
+#include <string>
 #include <vector>
 
 #include "absl/flags/flag.h"
@@ -34,14 +37,23 @@ ABSL_FLAG(std::string, hypothesis_template, "", "zero-shot: hypothesis with {} f
 ABSL_FLAG(bool, multi_label, false, "zero-shot: score each label on its own (entailment vs contradiction)");
 ABSL_FLAG(int, max_length, 0,
           "classify, tokenize, zero-shot: truncate text to this many tokens (longest_first; 0: none); "
-          "classify-tokens: the window length with --windows (0: the model's)");
+          "classify, zero-shot, classify-tokens, rerank: the window length with --windows (0: the model's)");
 ABSL_FLAG(std::string, aggregation, "simple",
           "classify-tokens: none (one entity per token), simple (B-/I- runs grouped), first, average or max "
           "(per word, then grouped)");
 ABSL_FLAG(std::string, ignore_labels, "", "classify-tokens: labels to drop, comma-separated ('' = O)");
 ABSL_FLAG(bool, keep_all_labels, false, "classify-tokens: drop no label, O included");
-ABSL_FLAG(bool, windows, false, "classify-tokens: run a long --text in windows of --max_length");
-ABSL_FLAG(int, stride, 0, "classify-tokens: tokens consecutive windows share (with --windows)");
+ABSL_FLAG(bool, windows, false,
+          "classify, zero-shot, classify-tokens, rerank: run a long text (of a pair, --text_pair; each document) in "
+          "windows of --max_length");
+ABSL_FLAG(int, stride, 0, "classify, zero-shot, classify-tokens, rerank: tokens consecutive windows share");
+ABSL_FLAG(std::string, aggregate, "max",
+          "classify, zero-shot, rerank: how the windows' scores combine: max, mean or first");
+ABSL_FLAG(std::string, query, "", "rerank: the query");
+ABSL_FLAG(std::string, documents, "", "rerank: the documents, separated by '|'");
+ABSL_FLAG(std::string, documents_file, "", "rerank: a file of documents, one a line (instead of --documents)");
+ABSL_FLAG(int, top_n, 0, "rerank: keep the n best documents (0: all)");
+ABSL_FLAG(bool, raw_scores, false, "rerank: scores are logits, not their sigmoid");
 
 namespace deberta::tools {
 namespace {
@@ -94,6 +106,23 @@ pb::Truncation TruncationFromFlags() {
   return absl::GetFlag(FLAGS_max_length) > 0 ? pb::TRUNCATION_LONGEST_FIRST : pb::TRUNCATION_UNSPECIFIED;
 }
 
+// --windows, --stride and --aggregate into `long_input`; on a bad
+// --aggregate prints why and returns false.
+bool LongInputFromFlags(pb::LongInput* long_input) {
+  pb::LongInput::Aggregate aggregate;
+  const std::string name = absl::AsciiStrToUpper(absl::GetFlag(FLAGS_aggregate));
+  if (!pb::LongInput::Aggregate_Parse("AGGREGATE_" + name, &aggregate) ||
+      aggregate == pb::LongInput::AGGREGATE_UNSPECIFIED) {
+    std::cerr << "error: --aggregate is '" << absl::GetFlag(FLAGS_aggregate) << "'; expected max, mean or first\n";
+    return false;
+  }
+  if (!absl::GetFlag(FLAGS_windows)) return true;
+  long_input->set_mode(pb::LongInput::MODE_WINDOWS);
+  long_input->set_stride(absl::GetFlag(FLAGS_stride));
+  long_input->set_aggregate(aggregate);
+  return true;
+}
+
 // With --json: `message` in protobuf's JSON mapping, zero values included;
 // returns whether it printed.
 bool PrintJson(const google::protobuf::Message& message) {
@@ -118,6 +147,7 @@ int ClassifyCommand() {
     SetText(request.add_sequences());
     request.set_truncation(TruncationFromFlags());
     request.set_max_length(absl::GetFlag(FLAGS_max_length));
+    if (!LongInputFromFlags(request.mutable_long_input())) return kExitUsage;
   } else {
     std::vector<std::vector<int>> sequences;
     if (!ParseSequences(&sequences)) return kExitUsage;
@@ -133,6 +163,7 @@ int ClassifyCommand() {
   if (PrintJson(response)) return kExitOk;
   for (int i = 0; i < response.results_size(); ++i) {
     std::cout << "sequence " << i << ":";
+    if (response.results(i).num_windows() > 1) std::cout << " (" << response.results(i).num_windows() << " windows)";
     for (const auto& l : response.results(i).labels()) {
       std::cout << "  " << l.label_id() << " " << l.label() << " " << l.probability();
     }
@@ -204,10 +235,7 @@ int ClassifyTokensCommand() {
   }
   request.set_keep_all_labels(absl::GetFlag(FLAGS_keep_all_labels));
   request.set_max_length(absl::GetFlag(FLAGS_max_length));
-  if (absl::GetFlag(FLAGS_windows)) {
-    request.mutable_long_input()->set_mode(pb::LongInput::MODE_WINDOWS);
-    request.mutable_long_input()->set_stride(absl::GetFlag(FLAGS_stride));
-  }
+  if (!LongInputFromFlags(request.mutable_long_input())) return kExitUsage;
   if (HasText()) {
     request.add_sequences()->set_text(absl::GetFlag(FLAGS_text));
   } else {
@@ -248,6 +276,7 @@ int ZeroShotCommand() {
   request.set_multi_label(absl::GetFlag(FLAGS_multi_label));
   request.set_truncation(TruncationFromFlags());
   request.set_max_length(absl::GetFlag(FLAGS_max_length));
+  if (!LongInputFromFlags(request.mutable_long_input())) return kExitUsage;
   pb::ZeroShotClassifyResponse response;
   grpc::ClientContext context;
   PrepareContext(&context);
@@ -255,6 +284,47 @@ int ZeroShotCommand() {
   if (!status.ok()) return ReportRpcError(status);
   if (PrintJson(response)) return kExitOk;
   for (const auto& label : response.labels()) std::cout << label.label() << "\t" << label.score() << "\n";
+  if (response.num_windows() > 1) std::cout << "(" << response.num_windows() << " windows)\n";
+  return kExitOk;
+}
+
+int RerankCommand() {
+  pb::RerankRequest request;
+  request.set_request_id("cli");
+  request.set_query(absl::GetFlag(FLAGS_query));
+  if (!absl::GetFlag(FLAGS_documents_file).empty()) {
+    std::ifstream in(absl::GetFlag(FLAGS_documents_file));
+    if (!in) {
+      std::cerr << "error: cannot read --documents_file " << absl::GetFlag(FLAGS_documents_file) << "\n";
+      return kExitUsage;
+    }
+    for (std::string line; std::getline(in, line);) {
+      if (!line.empty()) request.add_documents(line);
+    }
+  } else {
+    for (absl::string_view document : absl::StrSplit(absl::GetFlag(FLAGS_documents), '|', absl::SkipWhitespace())) {
+      request.add_documents(std::string(document));
+    }
+  }
+  if (request.query().empty() || request.documents().empty()) {
+    std::cerr << "error: rerank needs --query and --documents (or --documents_file)\n";
+    return kExitUsage;
+  }
+  request.set_top_n(absl::GetFlag(FLAGS_top_n));
+  request.set_raw_scores(absl::GetFlag(FLAGS_raw_scores));
+  request.set_max_length(absl::GetFlag(FLAGS_max_length));
+  if (!LongInputFromFlags(request.mutable_long_input())) return kExitUsage;
+  pb::RerankResponse response;
+  grpc::ClientContext context;
+  PrepareContext(&context);
+  auto status = pb::InferenceService::NewStub(MakeChannel())->Rerank(&context, request, &response);
+  if (!status.ok()) return ReportRpcError(status);
+  if (PrintJson(response)) return kExitOk;
+  for (const pb::RerankResult& result : response.results()) {
+    std::cout << result.index() << "\t" << result.score();
+    if (result.num_windows() > 1) std::cout << "\t(" << result.num_windows() << " windows)";
+    std::cout << "\t" << request.documents(result.index()) << "\n";
+  }
   return kExitOk;
 }
 

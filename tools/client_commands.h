@@ -7,6 +7,7 @@
 //   deberta-cli tokenize --text="Hello world" [--text_pair=...] [--max_length=N]
 //   deberta-cli zero-shot --text="The match ended 2-1." --labels=sports,politics [--multi_label]
 //   deberta-cli classify-tokens --text="John lives in Paris." [--aggregation=first] [--windows --stride=128]
+//   deberta-cli rerank --query="Where is it?" --documents="first|second" [--top_n=3] [--windows]
 //   deberta-cli info
 //   deberta-cli health [--health_service=deberta.serving.v1.InferenceService]
 // Each returns the process exit code.
@@ -23,6 +24,9 @@ int ZeroShotCommand();
 // `classify-tokens --text ...`: the entities, one a line (label, score,
 // span, word, and the token's position under --aggregation=none).
 int ClassifyTokensCommand();
+// `rerank --query ... --documents "a|b"`: the documents by score, one a
+// line (index, score, windows when more than one, the document).
+int RerankCommand();
 // `tokenize --text`: the server's tokenization (one id, type, piece a line).
 int RemoteTokenizeCommand();
 // 0 when SERVING, 1 otherwise.

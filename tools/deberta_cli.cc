@@ -102,6 +102,7 @@ int main(int argc, char** argv) {
 #ifdef DEBERTA_WITH_SERVICE
   if (command == "classify") return deberta::tools::ClassifyCommand();
   if (command == "classify-tokens") return deberta::tools::ClassifyTokensCommand();
+  if (command == "rerank") return deberta::tools::RerankCommand();
   if (command == "fill-mask") return deberta::tools::FillMaskCommand();
   if (command == "info") return deberta::tools::InfoCommand();
   if (command == "zero-shot") return deberta::tools::ZeroShotCommand();
