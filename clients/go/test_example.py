@@ -1,7 +1,8 @@
 """Test of the Go client example (clients/go/example) against the real
 deberta-server on the demo model: every answer it prints equals the HTTP/JSON
 API's answer to the same request (both are protobuf's JSON mapping of the
-same message), also on a golden token classifier (tests/golden_tasks), and a
+same message), also on a golden token classifier (tests/golden_tasks); on the
+golden reranker its Rerank answer is the recorded order and scores; and a
 failed call exits 1 with the code by name. Run by ctest with
 DEBERTA_GO_EXAMPLE, DEBERTA_SERVER_BINARY and DEBERTA_GOLDEN_TASKS_DIR set.
 """
@@ -44,9 +45,9 @@ class Server:
         self.process.terminate()
         self.process.wait(timeout=30)
 
-    def example(self, text):
-        return subprocess.run([os.environ["DEBERTA_GO_EXAMPLE"], "-server=127.0.0.1:%d" % self.port, "-text=" + text],
-                              capture_output=True, text=True, timeout=60)
+    def example(self, text, *flags):
+        return subprocess.run([os.environ["DEBERTA_GO_EXAMPLE"], "-server=127.0.0.1:%d" % self.port, "-text=" + text]
+                              + list(flags), capture_output=True, text=True, timeout=60)
 
     def post(self, path, body):
         request = urllib.request.Request("http://127.0.0.1:%d%s" % (self.http_port, path),
@@ -107,6 +108,28 @@ class GoExampleTest(unittest.TestCase):
                 self.assertTrue(same(g["score"], h["score"]))
                 self.assertEqual(g["start"], h.get("start", 0))
                 self.assertEqual(g["end"], h.get("end", 0))
+        finally:
+            server.stop()
+
+    def test_a_reranker_orders_the_documents(self):
+        # The golden reranker: its Rerank answer equals the JSON API's.
+        case = os.path.join(os.environ["DEBERTA_GOLDEN_TASKS_DIR"], "rerank_spm")
+        with open(os.path.join(case, "expected.json")) as f:
+            golden = json.load(f)
+        server = Server(case)
+        try:
+            run = server.example(golden["query"], "-documents=" + "|".join(golden["documents"]))
+            self.assertEqual(run.returncode, 0, run.stderr)
+            printed = dict(line.split(" ", 1) for line in run.stdout.splitlines())
+            self.assertEqual(sorted(printed), ["Classify", "GetModelInfo", "Rerank"])
+            got = json.loads(printed["Rerank"])["results"]
+            want = golden["answers"]["plain"]
+            self.assertEqual([r["index"] for r in got], [w["index"] for w in want])
+            for r in got:
+                self.assertEqual(r["document"], golden["documents"][r["index"]])
+                self.assertEqual(r["numWindows"], 1)
+            for r, w in zip(got, want):
+                self.assertTrue(abs(r["score"] - w["score"]) <= 1e-4 + 1e-4 * abs(w["score"]))
         finally:
             server.stop()
 

@@ -1,10 +1,11 @@
 """Tests of the Python client against the real deberta-server on the demo
-model (Debian's python3-grpcio) and, for classify_tokens, on a golden token
-classifier (tests/golden_tasks): every method, errors raised as
+model (Debian's python3-grpcio) and, for classify_tokens and rerank, on
+golden task models (tests/golden_tasks): every method, errors raised as
 grpc.RpcError, retries with backoff on UNAVAILABLE, none on
 INVALID_ARGUMENT. Run by ctest (tests/CMakeLists.txt) with PYTHONPATH set to
 the generated stubs and this folder, and DEBERTA_SERVER_BINARY.
 """
+import json
 import os
 import re
 import subprocess
@@ -68,6 +69,35 @@ class ClientTest(unittest.TestCase):
             server.wait(timeout=30)
         with self.assertRaises(grpc.RpcError) as raised:  # The demo model has no token head.
             self.client.classify_tokens(["Hello"])
+        self.assertEqual(raised.exception.code(), grpc.StatusCode.FAILED_PRECONDITION)
+
+    def test_rerank_and_windows_on_a_reranker(self):
+        # The golden reranker, served on its own: the recorded order, plain and in windows.
+        case = os.path.join(os.environ["DEBERTA_GOLDEN_TASKS_DIR"], "rerank_spm")
+        with open(os.path.join(case, "expected.json")) as f:
+            golden = json.load(f)
+        server = subprocess.Popen(
+            [os.environ["DEBERTA_SERVER_BINARY"], "--model=" + case, "--listen_address=127.0.0.1", "--port=0",
+             "--metrics_port=-1", "--threads=1"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        try:
+            port = int(re.search(r":(\d+), metrics", server.stdout.readline()).group(1))
+            with Client("127.0.0.1:%d" % port, timeout=30) as client:
+                top = client.rerank(golden["query"], golden["documents"], top_n=3, raw_scores=True,
+                                    return_documents=True)
+                want = golden["answers"]["top3_raw_docs"]
+                self.assertEqual([r.index for r in top.results], [w["index"] for w in want])
+                self.assertEqual([r.document for r in top.results], [w["document"] for w in want])
+                for got, expected in zip(top.results, want):
+                    self.assertAlmostEqual(got.score, expected["score"], delta=1e-4 + 1e-4 * abs(expected["score"]))
+                windowed = client.rerank(golden["query"], golden["documents"], windows=True, stride=8,
+                                         max_length=64)
+                self.assertEqual([(r.index, r.num_windows) for r in windowed.results],
+                                 [(w["index"], w["num_windows"]) for w in golden["answers"]["windowed"]])
+        finally:
+            server.terminate()
+            server.wait(timeout=30)
+        with self.assertRaises(grpc.RpcError) as raised:  # The demo model has 3 labels: no reranker.
+            self.client.rerank("q", ["d"])
         self.assertEqual(raised.exception.code(), grpc.StatusCode.FAILED_PRECONDITION)
 
     def test_bad_input_is_raised_at_once_without_retries(self):

@@ -2,7 +2,8 @@
 // stubs generated from proto/deberta/serving/v1/inference.proto (its
 // go_package option): the model's description, then, with each head the
 // model has, a classification, a fill-mask and a token classification
-// (entities, every label kept) of one text. Each answer is printed on its own line as
+// (entities, every label kept) of one text, and, for a reranker, the
+// documents ordered by their relevance to the text. Each answer is printed on its own line as
 // "<method> <JSON>", in protobuf's JSON mapping with zero values included.
 // A failed call is printed as "<method>: <code>: <message>" on standard
 // error, with exit code 1.
@@ -15,6 +16,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"strings"
 	"time"
 
 	servingv1 "github.com/deberta-serve/deberta-serve/clients/go/servingv1"
@@ -27,6 +29,8 @@ import (
 func main() {
 	server := flag.String("server", "localhost:50051", "the server's gRPC address")
 	text := flag.String("text", "Paris is the [MASK] of France.", "the text to classify and fill in")
+	documents := flag.String("documents", "Paris is the capital of France.|The Nile is a river in Africa.",
+		"a reranker's documents for -text as the query, separated by '|'")
 	deadline := flag.Duration("deadline", 10*time.Second, "the deadline of each call")
 	flag.Parse()
 
@@ -65,8 +69,12 @@ func main() {
 		return answer, err
 	})
 	if info.HasClassifier {
+		topK := int32(2) // The two best labels, or the one a reranker has.
+		if len(info.Labels) < 2 {
+			topK = int32(len(info.Labels))
+		}
 		call("Classify", func(ctx context.Context) (proto.Message, error) {
-			return client.Classify(ctx, &servingv1.ClassifyRequest{Sequences: []*servingv1.Sequence{sequence}, TopK: 2})
+			return client.Classify(ctx, &servingv1.ClassifyRequest{Sequences: []*servingv1.Sequence{sequence}, TopK: topK})
 		})
 	}
 	if info.HasFillMask {
@@ -80,6 +88,12 @@ func main() {
 			return client.ClassifyTokens(ctx, &servingv1.ClassifyTokensRequest{
 				Sequences: []*servingv1.Sequence{sequence}, Aggregation: servingv1.Aggregation_AGGREGATION_FIRST,
 				KeepAllLabels: true})
+		})
+	}
+	if info.IsReranker {
+		call("Rerank", func(ctx context.Context) (proto.Message, error) {
+			return client.Rerank(ctx, &servingv1.RerankRequest{
+				Query: *text, Documents: strings.Split(*documents, "|"), ReturnDocuments: true})
 		})
 	}
 }

@@ -88,8 +88,19 @@ class Client:
             return pb.Sequence(text=value)
         return pb.Sequence(token_ids=list(value))
 
-    def classify(self, inputs: Iterable[Input], top_k: int = 0) -> "pb.ClassifyResponse":
-        request = pb.ClassifyRequest(sequences=[self._sequence(v) for v in inputs], top_k=top_k)
+    @staticmethod
+    def _long_input(windows: bool, stride: int, aggregate: str = "max") -> "pb.LongInput":
+        """Windows of the request's max_length sharing `stride` tokens, their scores combined by
+        `aggregate` (max, mean or first); no windows: the truncation rules."""
+        if not windows:
+            return pb.LongInput()
+        return pb.LongInput(mode=pb.LongInput.MODE_WINDOWS, stride=stride,
+                            aggregate=pb.LongInput.Aggregate.Value("AGGREGATE_" + aggregate.upper()))
+
+    def classify(self, inputs: Iterable[Input], top_k: int = 0, windows: bool = False, stride: int = 0,
+                 aggregate: str = "max", max_length: int = 0) -> "pb.ClassifyResponse":
+        request = pb.ClassifyRequest(sequences=[self._sequence(v) for v in inputs], top_k=top_k,
+                                     max_length=max_length, long_input=self._long_input(windows, stride, aggregate))
         return self.call(self._stub.Classify, request)
 
     def fill_mask(self, inputs: Iterable[Input], top_k: int = 5,
@@ -99,9 +110,22 @@ class Client:
             sequence.positions.extend(chosen)
         return self.call(self._stub.FillMask, pb.FillMaskRequest(sequences=sequences, top_k=top_k))
 
-    def zero_shot(self, text: str, labels: Sequence[str], multi_label: bool = False) -> "pb.ZeroShotClassifyResponse":
-        request = pb.ZeroShotClassifyRequest(text=text, candidate_labels=list(labels), multi_label=multi_label)
+    def zero_shot(self, text: str, labels: Sequence[str], multi_label: bool = False, windows: bool = False,
+                  stride: int = 0, aggregate: str = "max", max_length: int = 0) -> "pb.ZeroShotClassifyResponse":
+        request = pb.ZeroShotClassifyRequest(text=text, candidate_labels=list(labels), multi_label=multi_label,
+                                             max_length=max_length,
+                                             long_input=self._long_input(windows, stride, aggregate))
         return self.call(self._stub.ZeroShotClassify, request)
+
+    def rerank(self, query: str, documents: Sequence[str], top_n: int = 0, raw_scores: bool = False,
+               return_documents: bool = False, windows: bool = False, stride: int = 0, aggregate: str = "max",
+               max_length: int = 0) -> "pb.RerankResponse":
+        """The documents by relevance to the query (a reranker: a one-label cross-encoder), highest
+        first, the first top_n (0: all); scores are sigmoid(logit), or the logit with raw_scores."""
+        request = pb.RerankRequest(query=query, documents=list(documents), top_n=top_n, raw_scores=raw_scores,
+                                   return_documents=return_documents, max_length=max_length,
+                                   long_input=self._long_input(windows, stride, aggregate))
+        return self.call(self._stub.Rerank, request)
 
     def classify_tokens(self, inputs: Iterable[Input], aggregation: str = "simple",
                         ignore_labels: Sequence[str] = (), keep_all_labels: bool = False,
@@ -111,10 +135,8 @@ class Client:
         request = pb.ClassifyTokensRequest(
             sequences=[self._sequence(v) for v in inputs],
             aggregation=pb.Aggregation.Value("AGGREGATION_" + aggregation.upper()),
-            ignore_labels=list(ignore_labels), keep_all_labels=keep_all_labels, max_length=max_length)
-        if windows:
-            request.long_input.mode = pb.LongInput.MODE_WINDOWS
-            request.long_input.stride = stride
+            ignore_labels=list(ignore_labels), keep_all_labels=keep_all_labels, max_length=max_length,
+            long_input=self._long_input(windows, stride))
         return self.call(self._stub.ClassifyTokens, request)
 
     def tokenize(self, text: str, text_pair: Optional[str] = None) -> "pb.TokenizeResponse":
