@@ -6,7 +6,10 @@
 
 #include <cmath>
 #include <cstring>
+#include <iterator>
 #include <map>
+#include <string>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "model/safetensors.h"
@@ -15,7 +18,29 @@
 namespace deberta::model {
 namespace {
 
-constexpr int64_t kLabels = 3;
+// CoNLL's labels in the authors' order, for the token classifiers.
+constexpr const char* kNerLabels[] = {"O", "B-MISC", "I-MISC", "B-PER", "I-PER", "B-ORG", "I-ORG", "B-LOC", "I-LOC"};
+
+// id2label and architectures of each task's config.json.
+std::vector<std::string> TaskLabels(RandomModelTask task) {
+  switch (task) {
+    case RandomModelTask::kTokenClassification:
+    case RandomModelTask::kAuthorsNer: return {std::begin(kNerLabels), std::end(kNerLabels)};
+    case RandomModelTask::kRerank: return {"LABEL_0"};
+    case RandomModelTask::kClassifyAndFillMask: break;
+  }
+  return {"negative", "neutral", "positive"};
+}
+
+std::string TaskArchitectures(RandomModelTask task) {
+  switch (task) {
+    case RandomModelTask::kTokenClassification: return R"("architectures": ["DebertaV2ForTokenClassification"],)";
+    case RandomModelTask::kAuthorsNer: return "";  // The authors' configs name none.
+    case RandomModelTask::kRerank: return R"("architectures": ["DebertaV2ForSequenceClassification"],)";
+    case RandomModelTask::kClassifyAndFillMask: break;
+  }
+  return R"("architectures": ["DebertaV2ForMaskedLM", "DebertaV2ForSequenceClassification"],)";
+}
 
 // splitmix64: tiny, well-distributed, and identical everywhere.
 class Generator {
@@ -69,8 +94,11 @@ RandomModelShape DebertaV3BaseShape() {
 }
 
 std::string RandomConfigJson(const RandomModelShape& m) {
+  nlohmann::json id2label = nlohmann::json::object();
+  const std::vector<std::string> labels = TaskLabels(m.task);
+  for (size_t i = 0; i < labels.size(); ++i) id2label[std::to_string(i)] = labels[i];
   return absl::StrCat(R"({
-  "architectures": ["DebertaV2ForMaskedLM", "DebertaV2ForSequenceClassification"],
+  )", TaskArchitectures(m.task), R"(
   "model_type": "deberta-v2",
   "_comment": "deberta-serve )", m.name, R"(: random weights, outputs carry no meaning",
   "vocab_size": )", m.vocab, R"(,
@@ -90,7 +118,7 @@ std::string RandomConfigJson(const RandomModelShape& m) {
   "norm_rel_ebd": "layer_norm",
   "type_vocab_size": 0,
   "pad_token_id": 0,
-  "id2label": {"0": "negative", "1": "neutral", "2": "positive"}
+  "id2label": )", id2label.dump(), R"(
 })");
 }
 
@@ -122,11 +150,27 @@ std::string RandomCheckpointBytes(const RandomModelShape& m) {
     linear(p + "output.dense", m.hidden, m.intermediate);
     layer_norm(p + "output.LayerNorm", m.hidden);
   }
-  linear("pooler.dense", m.hidden, m.hidden);
-  linear("classifier", kLabels, m.hidden);
-  linear("lm_predictions.lm_head.dense", m.hidden, m.hidden);
-  layer_norm("lm_predictions.lm_head.LayerNorm", m.hidden);
-  tensors["lm_predictions.lm_head.bias"] = Draw(gen, {m.vocab}, 0.0, 0.1);
+  const auto labels = static_cast<int64_t>(TaskLabels(m.task).size());
+  switch (m.task) {
+    case RandomModelTask::kClassifyAndFillMask:
+      linear("pooler.dense", m.hidden, m.hidden);
+      linear("classifier", labels, m.hidden);
+      linear("lm_predictions.lm_head.dense", m.hidden, m.hidden);
+      layer_norm("lm_predictions.lm_head.LayerNorm", m.hidden);
+      tensors["lm_predictions.lm_head.bias"] = Draw(gen, {m.vocab}, 0.0, 0.1);
+      break;
+    case RandomModelTask::kRerank:
+      linear("pooler.dense", m.hidden, m.hidden);
+      linear("classifier", labels, m.hidden);
+      break;
+    case RandomModelTask::kAuthorsNer:
+      linear("proj", m.hidden, m.hidden);
+      linear("classifier", labels, m.hidden);
+      break;
+    case RandomModelTask::kTokenClassification:
+      linear("classifier", labels, m.hidden);
+      break;
+  }
   // Cannot fail: every tensor above was built with matching byte counts.
   return *SerializeSafetensors(tensors, {{"format", "pt"}, {"deberta_serve_random_model", m.name}});
 }

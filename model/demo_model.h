@@ -23,12 +23,21 @@ inline constexpr char kDemoModelName[] = "demo";
 inline constexpr int kDemoPadId = 0, kDemoClsId = 1, kDemoSepId = 2, kDemoUnkId = 3,
                      kDemoMaskId = 4;
 
+// The heads a random checkpoint carries (docs/tasks.md 1.1 and 2).
+enum class RandomModelTask {
+  kClassifyAndFillMask,  // A 3-label sequence classifier and the MLM head (the demo model).
+  kTokenClassification,  // Hugging Face's token classifier: classifier on the last hidden state, 9 NER labels.
+  kAuthorsNer,           // The authors' NER head: proj + GELU + classifier, no `architectures`.
+  kRerank,               // A one-label sequence classifier (a cross-encoder).
+};
+
 // The shape of a random DeBERTa-v3-style checkpoint (v2 weight names,
 // shared attention keys, log-bucketed relative positions).
 struct RandomModelShape {
   std::string name;
   int64_t vocab = 1024, hidden = 64, heads = 4, layers = 2, intermediate = 128;
   int64_t positions = 512, buckets = 32, max_relative_positions = 128;
+  RandomModelTask task = RandomModelTask::kClassifyAndFillMask;
 };
 RandomModelShape DemoModelShape();
 // deberta-v3-base: vocab 128100, hidden 768, 12 heads, 12 layers, FFN

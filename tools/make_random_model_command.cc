@@ -11,6 +11,10 @@
 
 ABSL_DECLARE_FLAG(std::string, out);
 ABSL_FLAG(std::string, shape, "deberta-v3-base", "make-random-model: deberta-v3-base or demo");
+ABSL_FLAG(std::string, task, "classify",
+          "make-random-model: the heads: classify (3-label classifier and fill-mask), token_classification "
+          "(Hugging Face's layout, 9 NER labels), authors_ner (the authors' proj + classifier) or rerank "
+          "(one label)");
 
 namespace deberta::tools {
 
@@ -26,6 +30,20 @@ int MakeRandomModelCommand() {
               << "' (deberta-v3-base, demo)\n";
     return 2;
   }
+  const std::string task = absl::GetFlag(FLAGS_task);
+  if (task == "classify") {
+    shape.task = model::RandomModelTask::kClassifyAndFillMask;
+  } else if (task == "token_classification") {
+    shape.task = model::RandomModelTask::kTokenClassification;
+  } else if (task == "authors_ner") {
+    shape.task = model::RandomModelTask::kAuthorsNer;
+  } else if (task == "rerank") {
+    shape.task = model::RandomModelTask::kRerank;
+  } else {
+    std::cerr << "deberta-cli make-random-model: unknown --task '" << task
+              << "' (classify, token_classification, authors_ner, rerank)\n";
+    return 2;
+  }
   if (dir.empty()) {
     std::cerr << "deberta-cli make-random-model: --out DIR is required\n";
     return 2;
@@ -36,7 +54,7 @@ int MakeRandomModelCommand() {
     std::cerr << "deberta-cli make-random-model: " << s << "\n";
     return 1;
   }
-  std::cout << "wrote " << shape.name << " to " << dir << "\n";
+  std::cout << "wrote " << shape.name << " (" << task << ") to " << dir << "\n";
   return 0;
 }
 
