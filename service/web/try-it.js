@@ -1,7 +1,9 @@
 // deberta-serve's try-it page: calls the JSON API (POST /v1/model,
-// /v1/classify, /v1/fill-mask) and renders the answers as tables, with a
-// bar per probability. Text goes to the server's tokenizer; token ids are
-// sent as they are.
+// /v1/classify, /v1/fill-mask, /v1/classify-tokens, /v1/rerank) and renders
+// the answers as tables, with a bar per probability, and the text of a
+// token classification with its entities highlighted. Only the forms of
+// the heads the model has are shown. Text goes to the server's tokenizer;
+// token ids are sent as they are.
 "use strict";
 
 const $ = (id) => document.getElementById(id);
@@ -72,6 +74,10 @@ async function loadModel() {
       cell(row, String(value));
     }
     $("mask-token").textContent = info.tokenizer ? "[MASK]" : `mask id ${info.maskTokenId}`;
+    $("classify-section").hidden = !info.hasClassifier;
+    $("fill-mask-section").hidden = !info.hasFillMask;
+    $("entities-section").hidden = !info.hasTokenClassifier;
+    $("rerank-section").hidden = !info.isReranker;
     showError("model-error", null);
   } catch (error) {
     showError("model-error", error);
@@ -128,9 +134,92 @@ async function fillMask(event) {
   }
 }
 
+// The text with each entity's span [start, end) (in code points, as the
+// API counts) in a <mark> titled with its label and score. Spans that
+// overlap an earlier one (GPT-2 tokens can share a character) start where
+// it ends.
+function highlight(element, text, entities) {
+  const chars = Array.from(text);
+  element.textContent = "";
+  let cursor = 0;
+  for (const entity of entities) {
+    const start = Math.max(cursor, entity.start || 0), end = entity.end || 0;
+    if (end <= start) continue;
+    element.append(chars.slice(cursor, start).join(""));
+    const mark = document.createElement("mark");
+    mark.textContent = chars.slice(start, end).join("");
+    mark.title = `${entity.label} ${entity.score.toFixed(4)}`;
+    mark.dataset.label = entity.label;
+    element.appendChild(mark);
+    cursor = end;
+  }
+  element.append(chars.slice(cursor).join(""));
+}
+
+async function findEntities(event) {
+  event.preventDefault();
+  const table = $("entities-results"), shown = $("entities-highlighted");
+  try {
+    const text = $("entities-text").value;
+    if (!text.trim()) throw new Error("type a text");
+    const body = { sequences: [{ text }], aggregation: $("entities-aggregation").value };
+    if ($("entities-windows").checked) body.longInput = { mode: "MODE_WINDOWS", stride: 16 };
+    const answer = await callApi("/v1/classify-tokens", body);
+    const entities = answer.results[0].entities || [];
+    highlight(shown, text, entities);
+    const rows = table.tBodies[0];
+    rows.textContent = "";
+    for (const entity of entities) {
+      const row = rows.insertRow();
+      cell(row, entity.label);
+      cell(row, entity.score.toFixed(4), "number");
+      cell(row, String(entity.start || 0), "number");
+      cell(row, String(entity.end || 0), "number");
+      cell(row, entity.word || "");
+      barCell(row, entity.score);
+    }
+    shown.hidden = false;
+    table.hidden = false;
+    showError("entities-error", null);
+  } catch (error) {
+    shown.hidden = true;
+    table.hidden = true;
+    showError("entities-error", error);
+  }
+}
+
+async function rerank(event) {
+  event.preventDefault();
+  const table = $("rerank-results");
+  try {
+    const documents = $("rerank-documents").value.split("\n").map((line) => line.trim()).filter(Boolean);
+    const answer = await callApi("/v1/rerank", {
+      query: $("rerank-query").value, documents, topN: Number($("rerank-top-n").value) || 0,
+    });
+    const rows = table.tBodies[0];
+    rows.textContent = "";
+    answer.results.forEach((result, rank) => {
+      const index = result.index || 0;
+      const row = rows.insertRow();
+      cell(row, String(rank + 1), "number");
+      cell(row, String(index), "number");
+      cell(row, result.score.toFixed(4), "number");
+      barCell(row, result.score);
+      cell(row, documents[index]);
+    });
+    table.hidden = false;
+    showError("rerank-error", null);
+  } catch (error) {
+    table.hidden = true;
+    showError("rerank-error", error);
+  }
+}
+
 document.addEventListener("DOMContentLoaded", () => {
   $("classify-form").addEventListener("submit", classify);
   $("fill-mask-form").addEventListener("submit", fillMask);
+  $("entities-form").addEventListener("submit", findEntities);
+  $("rerank-form").addEventListener("submit", rerank);
   $("api-key").addEventListener("change", loadModel);
   loadModel();
 });

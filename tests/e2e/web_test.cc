@@ -3,8 +3,11 @@
 // document passes an OpenAPI validator from npm (which rejects a broken
 // copy), and the try-it page, driven in Debian's headless Chromium, renders
 // exactly what the JSON API answers for the same input, without a console
-// error or a CSP violation. The browser's screenshot is kept in the build
-// folder (the README's docs/try-it.png comes from it).
+// error or a CSP violation; on golden task models (a token classifier, a
+// reranker) the page shows only their forms, highlights the entities the
+// API finds and lists the documents in the API's order. The browser's
+// screenshots are kept in the build folder (the README's docs/try-it.png
+// comes from the first).
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <signal.h>
@@ -69,8 +72,8 @@ TEST_F(WebTest, OpenApiDocumentPassesTheValidatorAndABrokenCopyDoesNot) {
   CommandResult valid =
       RunCommand(absl::StrCat("node ", kWebDir, "/validate_openapi.mjs ", base_, "/v1/openapi.json"));
   EXPECT_EQ(valid.exit_code, 0) << valid.output;
-  // The seven RPCs, two probes and the document itself.
-  EXPECT_THAT(valid.output, HasSubstr("valid: 10 paths"));
+  // The eight RPCs, two probes and the document itself.
+  EXPECT_THAT(valid.output, HasSubstr("valid: 11 paths"));
 
   // The same document with a reference to a schema that does not exist.
   CommandResult served = RunCommand(absl::StrCat("curl -sf ", base_, "/v1/openapi.json"));
@@ -130,6 +133,104 @@ TEST_F(WebTest, TryItPageRendersWhatTheApiAnswers) {
   ASSERT_EQ(expected.size(), 3u);
   EXPECT_EQ(page["fillMask"], json(expected));
   EXPECT_EQ(access(screenshot.c_str(), F_OK), 0) << screenshot;
+}
+
+// A deberta-server on a golden task case with the JSON API, for the task forms.
+class TaskPage {
+ public:
+  explicit TaskPage(const std::string& name) {
+    const std::string model = std::string(CMAKE_SOURCE_DIR) + "/tests/golden_tasks/" + name;
+    started_ = server_.Start(DEBERTA_SERVER_BINARY, {"--model=" + model, "--listen_address=127.0.0.1", "--port=0",
+                                                     "--metrics_port=-1", "--http_port=0", "--threads=1"});
+    int http_port = 0;
+    started_ = started_ && ParseBannerHttpPort(server_.ReadLine(), &http_port);
+    base = absl::StrCat("http://127.0.0.1:", http_port);
+  }
+  ~TaskPage() {
+    server_.Signal(SIGTERM);
+    server_.Wait();
+  }
+  bool started() const { return started_; }
+
+  json Post(const std::string& path, const json& body) const {
+    const std::string file = absl::StrCat(::testing::TempDir(), "/task-body-", getpid(), ".json");
+    std::ofstream(file) << body.dump();
+    CommandResult curl = RunCommand(absl::StrCat("curl -sf -X POST --data-binary @", file, " ", base, path));
+    std::remove(file.c_str());
+    EXPECT_EQ(curl.exit_code, 0) << curl.output;
+    return json::parse(curl.output, nullptr, false);
+  }
+
+  // What the page rendered for `input` (try_it_tasks.mjs).
+  json Drive(const json& input, const std::string& screenshot) const {
+    const std::string file = absl::StrCat(::testing::TempDir(), "/task-input-", getpid(), ".json");
+    std::ofstream(file) << input.dump();
+    CommandResult browser = RunCommand(absl::StrCat("node ", kWebDir, "/try_it_tasks.mjs ", base, " ", file, " ",
+                                                    std::string(CMAKE_BINARY_DIR), "/", screenshot));
+    std::remove(file.c_str());
+    EXPECT_EQ(browser.exit_code, 0) << browser.output;
+    const json page = json::parse(browser.output.substr(browser.output.rfind("\n{") + 1), nullptr, false);
+    EXPECT_FALSE(page.is_discarded()) << browser.output;
+    return page;
+  }
+
+  std::string base;
+
+ private:
+  ServerProcess server_;
+  bool started_ = false;
+};
+
+TEST_F(WebTest, EntitiesViewHighlightsWhatTheApiFinds) {
+  TaskPage server("tc_hf_spm");
+  ASSERT_TRUE(server.started());
+  // Names, places, a ligature NFKC rewrites and a run the model does not know.
+  const std::string text = "Maria Lopez joined the \xef\xac\x81nance team in Vienna last May.";
+  const json page = server.Drive({{"entities", {{"text", text}, {"aggregation", "AGGREGATION_FIRST"}}}},
+                                 "try-it-entities.png");
+  ASSERT_FALSE(page.is_discarded());
+  EXPECT_TRUE(page["problems"].empty()) << page["problems"].dump();
+  EXPECT_EQ(page["shown"], json({{"classify", false}, {"fill-mask", false}, {"entities", true}, {"rerank", false}}));
+  const json answer = server.Post("/v1/classify-tokens", {{"sequences", {{{"text", text}}}},
+                                                          {"aggregation", "AGGREGATION_FIRST"}});
+  const json& entities = answer["results"][0]["entities"];
+  ASSERT_GT(entities.size(), 0u);
+  ASSERT_EQ(page["entities"].size(), entities.size());
+  json marks = json::array();
+  for (size_t i = 0; i < entities.size(); ++i) {
+    const json& e = entities[i];
+    EXPECT_EQ(page["entities"][i], json({e["label"],
+                                         absl::StrFormat("%.4f", e["score"].get<double>()),
+                                         std::to_string(e.value("start", 0)), std::to_string(e.value("end", 0)),
+                                         e.value("word", ""), ""}));
+    if (!e.value("word", "").empty()) marks.push_back({e["word"], e["label"]});
+  }
+  // Each entity's own characters are marked, with its label; the text reads as sent.
+  EXPECT_EQ(page["marks"], marks);
+  EXPECT_EQ(page["highlightedText"], text);
+}
+
+TEST_F(WebTest, RerankFormListsTheDocumentsInTheApisOrder) {
+  TaskPage server("rerank_spm");
+  ASSERT_TRUE(server.started());
+  std::ifstream in(std::string(CMAKE_SOURCE_DIR) + "/tests/golden_tasks/rerank_spm/expected.json");
+  const json golden = json::parse(in);
+  const json input = {{"query", golden["query"]}, {"documents", golden["documents"]}, {"topN", 5}};
+  const json page = server.Drive({{"rerank", input}}, "try-it-rerank.png");
+  ASSERT_FALSE(page.is_discarded());
+  EXPECT_TRUE(page["problems"].empty()) << page["problems"].dump();
+  EXPECT_EQ(page["shown"], json({{"classify", true}, {"fill-mask", false}, {"entities", false}, {"rerank", true}}));
+  const json answer = server.Post("/v1/rerank", input);
+  const json& results = answer["results"];
+  ASSERT_EQ(results.size(), 5u);
+  ASSERT_EQ(page["rerank"].size(), 5u);
+  for (size_t k = 0; k < results.size(); ++k) {
+    const int index = results[k].value("index", 0);
+    EXPECT_EQ(page["rerank"][k], json({std::to_string(k + 1), std::to_string(index),
+                                       absl::StrFormat("%.4f", results[k]["score"].get<double>()), "",
+                                       golden["documents"][index]}));
+    EXPECT_EQ(index, golden["answers"]["plain"][k]["index"].get<int>());
+  }
 }
 
 TEST_F(WebTest, PageAndItsFilesCarryAStrictContentSecurityPolicy) {
