@@ -15,8 +15,16 @@
 #include <utility>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+#include <prometheus/text_serializer.h>
+#include <sstream>
+
+#include "absl/strings/str_split.h"
 #include "model/tokenizer.h"
+#include "service/server_config.h"
+#include "absl/synchronization/notification.h"
 #include "tests/testing/fake_engine.h"
+#include "tests/testing/pending_call.h"
 #include "tests/testing/test_server.h"
 
 namespace deberta::testing {
@@ -29,7 +37,7 @@ float Sigmoid(float x) { return static_cast<float>(1.0 / (1.0 + std::exp(-double
 
 class RerankTest : public ::testing::Test {
  protected:
-  void Start(std::vector<std::string> labels = {"LABEL_0"}) {
+  void Start(std::vector<std::string> labels = {"LABEL_0"}, std::ostream* access_log = nullptr) {
     auto engine = std::make_unique<FakeEngine>();
     engine->mutable_info()->labels = std::move(labels);
     engine->mutable_info()->vocab_size = 1028;
@@ -42,6 +50,10 @@ class RerankTest : public ::testing::Test {
     config.batcher.max_batch_size = 4;
     config.service.requests.max_rerank_documents = 12;
     config.service.requests.max_windows = 16;
+    if (access_log != nullptr) {
+      config.access_log = service::AccessLogFormat::kJson;
+      config.access_log_out = access_log;
+    }
     auto server = StartTestServer(std::move(engine), config, *std::move(tokenizer));
     ASSERT_TRUE(server.ok()) << server.status();
     server_ = *std::move(server);
@@ -179,6 +191,65 @@ TEST_F(RerankTest, AClassifierWithSeveralLabelsIsNotAReranker) {
   const grpc::Status status = Call(Request({"a"}), &response);
   EXPECT_EQ(status.error_code(), grpc::StatusCode::FAILED_PRECONDITION);
   EXPECT_THAT(status.error_message(), HasSubstr("contradiction, entailment, neutral"));
+}
+
+TEST_F(RerankTest, MetricsAndTheAccessLogCountEveryWindowOfTheCall) {
+  std::ostringstream log;
+  Start({"LABEL_0"}, &log);
+  pb::RerankRequest request = Request({"Short.", "A rather longer document about the tower in Paris and its engineer."});
+  request.set_request_id("r-log");
+  request.set_max_length(Length(request.query(), "") + 4);  // 4 tokens of document per window.
+  request.mutable_long_input()->set_mode(pb::LongInput::MODE_WINDOWS);
+  pb::RerankResponse response;
+  ASSERT_TRUE(Call(request, &response).ok());
+  const int sequences = response.results(0).num_windows() + response.results(1).num_windows();
+  ASSERT_GT(sequences, 2);
+  const std::string metrics =
+      prometheus::TextSerializer().Serialize(server_->server->metrics().registry()->Collect());
+  EXPECT_THAT(metrics, HasSubstr("\ndeberta_requests_total{code=\"OK\",endpoint=\"rerank\",protocol=\"grpc\"} 1\n"));
+  server_.reset();  // Every line written.
+  const std::vector<std::string> lines = absl::StrSplit(log.str(), '\n', absl::SkipEmpty());
+  ASSERT_EQ(lines.size(), 1u) << log.str();
+  const nlohmann::json line = nlohmann::json::parse(lines[0]);
+  EXPECT_EQ(line["method"], "rerank");
+  EXPECT_EQ(line["request_id"], "r-log");
+  EXPECT_EQ(line["sequences"], sequences);
+}
+
+TEST_F(RerankTest, ACancelledCallDropsItsRemainingWindows) {
+  Start();
+  const std::string document =
+      "The tower was named after the engineer whose company designed it, and it was built for the world's fair "
+      "held in Paris in the spring of the year the revolution turned one hundred.";
+  pb::RerankRequest request = Request({document});
+  request.set_max_length(Length(request.query(), "") + 10);
+  request.mutable_long_input()->set_mode(pb::LongInput::MODE_WINDOWS);
+  const int windows = (Length(request.query(), document) - Length(request.query(), "") + 9) / 10;
+  ASSERT_GT(windows, 4);  // More than one batch of 4.
+  fake_->Block();
+  auto context = ContextWithDeadline();
+  pb::RerankResponse response;
+  grpc::Status status;
+  absl::Notification answered;
+  server_->stub->async()->Rerank(context.get(), &request, &response, [&](grpc::Status s) {
+    status = std::move(s);
+    answered.Notify();
+  });
+  fake_->AwaitBlockedBatch();  // The first 4 windows are inside the engine.
+  context->TryCancel();
+  answered.WaitForNotification();
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::CANCELLED);
+  fake_->Unblock();
+  ASSERT_TRUE(Eventually([&] {
+    const std::string metrics =
+        prometheus::TextSerializer().Serialize(server_->server->metrics().registry()->Collect());
+    return metrics.find("deberta_requests_total{code=\"CANCELLED\",endpoint=\"rerank\",protocol=\"grpc\"} 1") !=
+           std::string::npos;
+  }));
+  // The batch that was running finished; no later window of the call ran.
+  size_t run = 0;
+  for (const std::vector<size_t>& batch : fake_->BatchLengths()) run += batch.size();
+  EXPECT_EQ(run, 4u);
 }
 
 }  // namespace
