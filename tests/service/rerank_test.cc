@@ -3,7 +3,8 @@
 // rerank_spm golden case's tokenizer: documents ordered by sigmoid(logit)
 // or the logit, ties by lower index, top_n, documents echoed on request; a
 // request of many documents is one call over several batches; windows per
-// document with each aggregate; and the refusals before anything is queued
+// document with each aggregate, counted in the metrics and access log and
+// dropped when the call ends; and the refusals before anything is queued
 // (a model with more labels, naming them; no query or documents; too many;
 // a negative top_n; a document too long without windows, named).
 #include <gmock/gmock.h>
@@ -216,7 +217,10 @@ TEST_F(RerankTest, MetricsAndTheAccessLogCountEveryWindowOfTheCall) {
   EXPECT_EQ(line["sequences"], sequences);
 }
 
-TEST_F(RerankTest, ACancelledCallDropsItsRemainingWindows) {
+// A call that ends while its first windows are in the engine (its deadline
+// passes: the server sees that on its own clock, unlike a client's cancel,
+// whose arrival nothing observable marks) drops the windows still queued.
+TEST_F(RerankTest, ACallThatEndsDropsItsRemainingWindows) {
   Start();
   const std::string document =
       "The tower was named after the engineer whose company designed it, and it was built for the world's fair "
@@ -227,7 +231,8 @@ TEST_F(RerankTest, ACancelledCallDropsItsRemainingWindows) {
   const int windows = (Length(request.query(), document) - Length(request.query(), "") + 9) / 10;
   ASSERT_GT(windows, 4);  // More than one batch of 4.
   fake_->Block();
-  auto context = ContextWithDeadline();
+  auto context = ContextWithDeadline(0.2);
+  const absl::Time client_deadline = absl::Now() + absl::Milliseconds(200);
   pb::RerankResponse response;
   grpc::Status status;
   absl::Notification answered;
@@ -236,16 +241,17 @@ TEST_F(RerankTest, ACancelledCallDropsItsRemainingWindows) {
     answered.Notify();
   });
   fake_->AwaitBlockedBatch();  // The first 4 windows are inside the engine.
-  context->TryCancel();
   answered.WaitForNotification();
-  EXPECT_EQ(status.error_code(), grpc::StatusCode::CANCELLED);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::DEADLINE_EXCEEDED);
+  // The server's deadline is the client's plus the request's flight time.
+  ASSERT_TRUE(Eventually([&] { return absl::Now() > client_deadline + absl::Milliseconds(100); }));
   fake_->Unblock();
+  std::string metrics;
   ASSERT_TRUE(Eventually([&] {
-    const std::string metrics =
-        prometheus::TextSerializer().Serialize(server_->server->metrics().registry()->Collect());
-    return metrics.find("deberta_requests_total{code=\"CANCELLED\",endpoint=\"rerank\",protocol=\"grpc\"} 1") !=
+    metrics = prometheus::TextSerializer().Serialize(server_->server->metrics().registry()->Collect());
+    return metrics.find("deberta_requests_total{code=\"DEADLINE_EXCEEDED\",endpoint=\"rerank\",protocol=\"grpc\"} 1") !=
            std::string::npos;
-  }));
+  })) << metrics;
   // The batch that was running finished; no later window of the call ran.
   size_t run = 0;
   for (const std::vector<size_t>& batch : fake_->BatchLengths()) run += batch.size();
