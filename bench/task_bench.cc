@@ -1,11 +1,14 @@
 // The cost of the task endpoints on base-size random models (issue 30, item
 // 6), engine and post-processing in process, paired rounds (ABAB, then
 // BABA) so that drift hits both sides alike:
-//   head:    a batch's sequence-classification forward (A) against the same
-//            batch's token classification with its entities (B: the token
-//            head's forward, softmax and word-level aggregation, as the
-//            ClassifyTokens task does); B / A - 1 is what the token head
-//            and aggregation add.
+//   head:    a batch's encoder forward over every position (A: to the last
+//            hidden state, what any head reads) against the same batch's
+//            token classification with its entities (B: that forward, the
+//            token head, the copy to the host, softmax and word-level
+//            aggregation, as the ClassifyTokens task does); B / A - 1 is
+//            what the token head and aggregation add. (A sequence
+//            classifier's forward is smaller still: its last layer runs
+//            the first position alone.)
 //   windows: a 2,000-token text in windows of 512 sharing 128 tokens: the
 //            sum of its windows' forwards, each run alone (A), against the
 //            whole windowed request (B: tokenizing and planning the text,
@@ -29,13 +32,15 @@
 #include "model/demo_model.h"
 #include "model/demo_tokenizer.h"
 #include "model/engine_factory.h"
+#include "bench/random_network.h"
 #include "model/runtime.h"
+#include "model/torch/cpu_backend.h"
 #include "nlohmann/json.hpp"
 #include "service/tasks/classify_tokens.h"
 
 ABSL_FLAG(int, threads, 2, "LibTorch threads");
 ABSL_FLAG(int, rounds, 5, "paired rounds");
-ABSL_FLAG(int, repeats, 3, "runs per side per round (the median is kept)");
+ABSL_FLAG(int, repeats, 7, "runs per side per round of the head figures (the median is kept; windows: 3)");
 ABSL_FLAG(std::string, out_dir, "/tmp/task_bench", "where the random checkpoints are written (kept for reuse)");
 
 namespace deberta {
@@ -90,14 +95,14 @@ std::string TextOf(const model::Tokenizer& tokenizer, int tokens) {
 
 // Runs a and b `repeats` times each per round, alternating which goes
 // first; the per-round medians and their ratio b / a.
-json Paired(const std::function<void()>& a, const std::function<void()>& b) {
+json Paired(const std::function<void()>& a, const std::function<void()>& b, int repeats) {
   a();  // Warm: the first run of a shape pays one-time costs.
   b();
   json rounds = json::array();
   std::vector<double> ratios;
   for (int r = 0; r < absl::GetFlag(FLAGS_rounds); ++r) {
     std::vector<double> ta, tb;
-    for (int k = 0; k < absl::GetFlag(FLAGS_repeats); ++k) {
+    for (int k = 0; k < repeats; ++k) {
       if ((r + k) % 2 == 0) {
         ta.push_back(Seconds(a));
         tb.push_back(Seconds(b));
@@ -126,13 +131,10 @@ int Main() {
   model::RuntimeOptions runtime;
   runtime.num_threads = absl::GetFlag(FLAGS_threads);
   model::ConfigureRuntime(runtime);
-  std::unique_ptr<model::Engine> classifier = Engine(model::RandomModelTask::kRerank, "sequence_classifier");
   std::unique_ptr<model::Engine> tagger = Engine(model::RandomModelTask::kTokenClassification, "token_classifier");
-  for (model::Engine* engine : {classifier.get(), tagger.get()}) {
-    if (absl::Status s = engine->InitializeThread(); !s.ok()) {
-      std::cerr << s << "\n";
-      return 1;
-    }
+  if (absl::Status s = tagger->InitializeThread(); !s.ok()) {
+    std::cerr << s << "\n";
+    return 1;
   }
   auto tokenizer = model::LoadTokenizer(absl::GetFlag(FLAGS_out_dir) + "/token_classifier");
   if (!tokenizer.ok()) {
@@ -141,13 +143,24 @@ int Main() {
   }
   const service::RequestOptions options = Options(tokenizer->get());
   const model::SpecialTokens special = (*tokenizer)->special_tokens();
+  const std::vector<std::string> labels = tagger->info().labels;
   json out = {{"benchmark", "task_bench"},
-              {"model", "random deberta-v3-base (DebertaV3BaseShape), float32, demo GPT-2 tokenizer"},
+              {"model", "random deberta-v3-base (DebertaV3BaseShape) with a token head of 9 labels, float32, "
+                        "demo GPT-2 tokenizer"},
               {"threads", absl::GetFlag(FLAGS_threads)},
               {"rounds", absl::GetFlag(FLAGS_rounds)},
               {"repeats", absl::GetFlag(FLAGS_repeats)}};
 
-  // Head: the same sequences through each head.
+  // Head: the network of the engine's model (same config, random weights),
+  // float32, prepared as the engine prepares it.
+  model::DebertaConfig config = model::BaseConfig("v3");
+  config.labels = tagger->info().labels;
+  model::NetworkParts parts;
+  parts.token_classifier = true;
+  model::DebertaNetwork network = model::RandomNetwork(config, parts);
+  network->Prepare(model::CpuComputeDType(at::kFloat));
+  at::set_num_threads(absl::GetFlag(FLAGS_threads));
+  c10::InferenceMode inference;
   for (auto [batch, length] : {std::pair{1, 128}, std::pair{8, 128}, std::pair{1, 512}}) {
     pb::ClassifyTokensRequest request;
     request.set_aggregation(pb::AGGREGATION_FIRST);
@@ -158,27 +171,43 @@ int Main() {
       std::cerr << built.status() << "\n";
       return 1;
     }
-    std::vector<model::Sequence> sequences;
-    json lengths = json::array();
+    // The padded batch, as the engine builds it.
+    int64_t longest = 0;
     for (const auto& input : built->inputs) {
-      sequences.push_back(input.sequences.front());
-      lengths.push_back(input.sequences.front().token_ids.size());
+      longest = std::max<int64_t>(longest, static_cast<int64_t>(input.sequences.front().token_ids.size()));
     }
-    const std::vector<std::string> labels = tagger->info().labels;
+    at::Tensor ids = at::zeros({batch, longest}, at::kLong), mask = at::zeros({batch, longest});
+    json lengths = json::array();
+    for (int i = 0; i < batch; ++i) {
+      const std::vector<int32_t>& tokens = built->inputs[i].sequences.front().token_ids;
+      for (size_t t = 0; t < tokens.size(); ++t) {
+        ids[i][static_cast<int64_t>(t)] = tokens[t];
+        mask[i][static_cast<int64_t>(t)] = 1;
+      }
+      lengths.push_back(tokens.size());
+    }
+    const model::NetworkInputs inputs{ids, at::Tensor(), mask};
     size_t entities = 0;
     json result = Paired(
-        [&] { (void)classifier->Classify(sequences); },
+        [&] { (void)network->Encode(inputs, model::LastLayerPositions::kAll).value().states.back().sum().item<float>(); },
         [&] {
-          auto outputs = tagger->ClassifyTokens(sequences);
+          const model::EncodedBatch encoded = network->Encode(inputs, model::LastLayerPositions::kAll).value();
+          const at::Tensor logits = network->TokenClassifierLogits(encoded).to(at::kCPU).contiguous();
+          const int64_t stride = logits.size(1) * logits.size(2);
           entities = 0;
-          for (size_t i = 0; i < built->inputs.size(); ++i) {
-            entities += service::InputEntities(built->inputs[i], {(*outputs)[i]}, *built, labels).size();
+          for (int i = 0; i < batch; ++i) {
+            model::TokenClassifyOutput output;
+            output.num_labels = static_cast<int32_t>(logits.size(2));
+            const float* first = logits.data_ptr<float>() + i * stride;
+            output.logits.assign(first, first + built->inputs[i].sequences.front().token_ids.size() * logits.size(2));
+            entities += service::InputEntities(built->inputs[i], {output}, *built, labels).size();
           }
-        });
+        },
+        absl::GetFlag(FLAGS_repeats));
     result["shape"] = absl::StrCat(batch, "x", length);
     result["sequence_lengths"] = lengths;
-    result["a"] = "sequence-classification forward (Engine::Classify)";
-    result["b"] = "token classification: Engine::ClassifyTokens + entities (AGGREGATION_FIRST)";
+    result["a"] = "encoder forward over every position (DebertaNetwork::Encode, LastLayerPositions::kAll)";
+    result["b"] = "the same forward + token head + host copy + entities (AGGREGATION_FIRST, as the ClassifyTokens task)";
     result["entities_last_run"] = entities;
     out["head"].push_back(result);
     std::cerr << result.dump() << "\n";
@@ -197,7 +226,6 @@ int Main() {
     return 1;
   }
   const std::vector<model::Sequence> windows = planned->inputs[0].sequences;
-  const std::vector<std::string> labels = tagger->info().labels;
   json result = Paired(
       [&] {
         for (const model::Sequence& window : windows) (void)tagger->ClassifyTokens({window});
@@ -206,7 +234,8 @@ int Main() {
         auto built = service::BuildClassifyTokensInputs(request, tagger->info(), special, options);
         auto outputs = tagger->ClassifyTokens(built->inputs[0].sequences);
         (void)service::InputEntities(built->inputs[0], *outputs, *built, labels);
-      });
+      },
+      3);
   result["content_tokens"] = planned->inputs[0].num_tokens - 2;
   result["windows"] = windows.size();
   result["a"] = "the sum of the windows' forwards, each run alone (Engine::ClassifyTokens, batch 1)";
