@@ -29,5 +29,5 @@ export LSAN_OPTIONS=suppressions=$PWD/scripts/lsan.supp
 # opened with RTLD_DEEPBIND (model/sentencepiece_model.h), which the
 # sanitizer runtime refuses outright (google/sanitizers#611).
 "$BUILD_DIR/tests/e2e/e2e_tests" --gtest_brief=1 \
-  --gtest_filter='-Golden/TextServerTest.*/1:Golden/TextServerTest.*/2:ZeroShotTest.*:TaskGolden/TaskGoldenTest.*/tc_hf_spm:TaskGolden/TaskGoldenTest.*/long_tc_spm'
+  --gtest_filter='-Golden/TextServerTest.*/1:Golden/TextServerTest.*/2:ZeroShotTest.*:TaskGolden/TaskGoldenTest.*/tc_hf_spm:TaskGolden/TaskGoldenTest.*/long_tc_spm:TaskGolden/TaskGoldenTest.*/rerank_spm:TaskGolden/TaskGoldenTest.*/long_cls_spm:TaskCliTest.Rerank*:WebTest.RerankForm*'
 echo "sanitize: service and e2e tests clean under ASan + UBSan"

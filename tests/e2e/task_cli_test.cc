@@ -100,7 +100,7 @@ TEST(TaskCliTest, RerankAnswersTheRecordedOrderPlainAndInWindows) {
 }
 
 TEST(TaskCliTest, ClassifyTokensAnswersTheRecordedEntities) {
-  TaskCli cli("tc_hf_spm");
+  TaskCli cli("tc_authors_gpt2");
   ASSERT_TRUE(cli.started());
   const json& text = cli.golden["texts"][0];
   const CommandResult result =

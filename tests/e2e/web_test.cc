@@ -182,10 +182,10 @@ class TaskPage {
 };
 
 TEST_F(WebTest, EntitiesViewHighlightsWhatTheApiFinds) {
-  TaskPage server("tc_hf_spm");
+  TaskPage server("tc_authors_gpt2");
   ASSERT_TRUE(server.started());
-  // Names, places, a ligature NFKC rewrites and a run the model does not know.
-  const std::string text = "Maria Lopez joined the \xef\xac\x81nance team in Vienna last May.";
+  // Names, places, and an emoji that byte-level BPE splits across tokens.
+  const std::string text = "Maria Lopez joined the finance team in Vienna \xf0\x9f\x99\x82 last May.";
   const json page = server.Drive({{"entities", {{"text", text}, {"aggregation", "AGGREGATION_FIRST"}}}},
                                  "try-it-entities.png");
   ASSERT_FALSE(page.is_discarded());

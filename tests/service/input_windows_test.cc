@@ -1,6 +1,7 @@
 // Long inputs in windows for the sequence-level tasks (docs/tasks.md 3),
-// checked on literal requests with the rerank_spm golden case's
-// SentencePiece tokenizer: a text that fits is one window identical to the
+// checked on literal requests with the tc_authors_gpt2 golden case's
+// GPT-2 tokenizer (a SentencePiece one would not load under the
+// sanitizers, scripts/sanitize.sh): a text that fits is one window identical to the
 // plain sequence; a pair windows its second text and repeats the first (or,
 // for zero-shot, windows the premise and repeats each hypothesis); windows
 // of stride 0 tile the text; every refusal (no room, bad stride, too many
@@ -28,7 +29,7 @@ using ::testing::HasSubstr;
 class InputWindowsTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    auto tokenizer = model::LoadTokenizer(std::string(DEBERTA_GOLDEN_TASKS_DIR) + "/rerank_spm");
+    auto tokenizer = model::LoadTokenizer(std::string(DEBERTA_GOLDEN_TASKS_DIR) + "/tc_authors_gpt2");
     ASSERT_TRUE(tokenizer.ok()) << tokenizer.status();
     tokenizer_ = *std::move(tokenizer);
     info_.vocab_size = tokenizer_->vocab_size();

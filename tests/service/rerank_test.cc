@@ -1,6 +1,7 @@
 // Rerank (docs/tasks.md 2) through a server on the FakeEngine as a
 // one-label model (its logit is the sequence's length / 10) with the
-// rerank_spm golden case's tokenizer: documents ordered by sigmoid(logit)
+// tc_authors_gpt2 golden case's GPT-2 tokenizer (loadable under the
+// sanitizers): documents ordered by sigmoid(logit)
 // or the logit, ties by lower index, top_n, documents echoed on request; a
 // request of many documents is one call over several batches; windows per
 // document with each aggregate, counted in the metrics and access log and
@@ -41,10 +42,10 @@ class RerankTest : public ::testing::Test {
   void Start(std::vector<std::string> labels = {"LABEL_0"}, std::ostream* access_log = nullptr) {
     auto engine = std::make_unique<FakeEngine>();
     engine->mutable_info()->labels = std::move(labels);
-    engine->mutable_info()->vocab_size = 1028;
+    engine->mutable_info()->vocab_size = 861;  // tc_authors_gpt2's.
     engine->mutable_info()->max_sequence_length = 64;
     fake_ = engine.get();
-    auto tokenizer = model::LoadTokenizer(std::string(DEBERTA_GOLDEN_TASKS_DIR) + "/rerank_spm");
+    auto tokenizer = model::LoadTokenizer(std::string(DEBERTA_GOLDEN_TASKS_DIR) + "/tc_authors_gpt2");
     ASSERT_TRUE(tokenizer.ok()) << tokenizer.status();
     tokenizer_ = tokenizer->get();
     service::ServerConfig config;
@@ -102,7 +103,8 @@ TEST_F(RerankTest, OrdersDocumentsBySigmoidOfTheirLogitWithTiesByIndex) {
 
 TEST_F(RerankTest, TopNRawScoresAndDocuments) {
   Start();
-  pb::RerankRequest request = Request({"Short.", "A rather longer document about the tower.", "Mid text."});
+  pb::RerankRequest request =
+      Request({"Short.", "A rather longer document about the tower and its builders.", "Some middling text."});
   request.set_top_n(2);
   request.set_raw_scores(true);
   request.set_return_documents(true);
@@ -110,9 +112,9 @@ TEST_F(RerankTest, TopNRawScoresAndDocuments) {
   ASSERT_TRUE(Call(request, &response).ok());
   ASSERT_EQ(response.results_size(), 2);
   EXPECT_EQ(response.results(0).index(), 1);
-  EXPECT_EQ(response.results(0).document(), "A rather longer document about the tower.");
+  EXPECT_EQ(response.results(0).document(), "A rather longer document about the tower and its builders.");
   EXPECT_FLOAT_EQ(response.results(0).score(),
-                  Length("Where is the tower?", "A rather longer document about the tower.") / 10.0f);
+                  Length("Where is the tower?", "A rather longer document about the tower and its builders.") / 10.0f);
   EXPECT_EQ(response.results(1).index(), 2);
 }
 
