@@ -65,7 +65,8 @@ void ExpectEntities(const json& golden, const json& request, const json& answer)
 
 // One Rerank answer against the recorded order.
 void ExpectRanking(const json& golden, const json& request, const json& answer) {
-  const json& want = golden["answers"][request["answer"].get<std::string>()];
+  const std::string key = request["answer"].get<std::string>();  // Named: no temporary key (g++14's -Wdangling-reference).
+  const json& want = golden["answers"][key];
   const json got = Field(answer, "results", json::array());
   ASSERT_EQ(got.size(), want.size());
   for (size_t k = 0; k < want.size(); ++k) {
@@ -91,7 +92,8 @@ void ExpectWindowedClassification(const json& golden, const json& request, const
   for (size_t k = 0; k < texts.size(); ++k) {
     SCOPED_TRACE(::testing::Message() << "text " << texts[k]);
     const json& text = golden["texts"][texts[k]];
-    const json& run = text["strides"][std::to_string(request["stride"].get<int>())];
+    const std::string stride = std::to_string(request["stride"].get<int>());
+    const json& run = text["strides"][stride];
     const int windows = run["num_windows"].get<int>();
     EXPECT_EQ(Field<int>(results[k], "numWindows", 0), windows);
     EXPECT_EQ(Field<int>(results[k], "numTokens", 0), text["num_tokens"].get<int>());
