@@ -271,6 +271,80 @@ TEST(ZeroShotTest, ScoresAreHuggingFacesFromTheClassifierLogits) {
   EXPECT_THAT(status.error_message(), HasSubstr("{}"));
 }
 
+// A premise longer than max_length in windows (docs/tasks.md 3): every
+// candidate sees the same windows of the premise (room left for the longest
+// hypothesis), its scores per window are the zero-shot scores, and the
+// answer is their mean; recomputed here from the classifier's logits of the
+// same token ids.
+TEST(ZeroShotTest, ALongPremiseInWindowsAggregatesEachWindowsScores) {
+  auto server = StartOn(WithConfigField(MakeCheckpoint("spm_v3_like"), "_nli", "id2label",
+                                        {{"0", "contradiction"}, {"1", "neutral"}, {"2", "entailment"}}));
+  ASSERT_NE(server, nullptr);
+  const std::string premise =
+      "A man is playing a guitar on stage while the crowd sings along, and later the band plays two more songs "
+      "before the lights go out and everyone walks home through the warm summer night.";
+  const std::vector<std::string> labels{"music", "a long day of sports"};
+  int32_t cls = -1, sep = -1;
+  auto content_ids = [&](const std::string& text) {
+    pb::TokenizeRequest request;
+    request.set_text(text);
+    pb::TokenizeResponse response;
+    auto context = ContextWithDeadline();
+    EXPECT_TRUE(server->stub->Tokenize(context.get(), request, &response).ok());
+    cls = response.token_ids(0);
+    sep = response.token_ids(response.token_ids_size() - 1);
+    return std::vector<int32_t>(response.token_ids().begin() + 1, response.token_ids().end() - 1);
+  };
+  const std::vector<int32_t> text = content_ids(premise);
+  std::vector<std::vector<int32_t>> hypotheses;
+  size_t longest = 0;
+  for (const std::string& label : labels) {
+    hypotheses.push_back(content_ids("This example is " + label + "."));
+    longest = std::max(longest, hypotheses.back().size());
+  }
+  const int max_length = 32;
+  const size_t capacity = max_length - 3 - longest;
+  const size_t windows = (text.size() + capacity - 1) / capacity;  // Stride 0.
+  ASSERT_GE(windows, 2u);
+  std::vector<double> mean(labels.size(), 0.0);
+  for (size_t w = 0; w < windows; ++w) {
+    pb::ClassifyRequest pairs;
+    for (const std::vector<int32_t>& hypothesis : hypotheses) {
+      pb::Sequence* s = pairs.add_sequences();
+      s->add_token_ids(cls);
+      for (size_t t = w * capacity; t < std::min(text.size(), (w + 1) * capacity); ++t) s->add_token_ids(text[t]);
+      s->add_token_ids(sep);
+      for (int32_t id : hypothesis) s->add_token_ids(id);
+      s->add_token_ids(sep);
+    }
+    pb::ClassifyResponse classified;
+    auto context = ContextWithDeadline();
+    ASSERT_TRUE(server->stub->Classify(context.get(), pairs, &classified).ok());
+    double sum = 0;
+    for (const auto& result : classified.results()) sum += std::exp(result.logits(2));
+    for (size_t i = 0; i < labels.size(); ++i) mean[i] += std::exp(classified.results(i).logits(2)) / sum / windows;
+  }
+  pb::ZeroShotClassifyRequest request;
+  request.set_text(premise);
+  for (const std::string& label : labels) request.add_candidate_labels(label);
+  request.set_max_length(max_length);
+  request.mutable_long_input()->set_mode(pb::LongInput::MODE_WINDOWS);
+  request.mutable_long_input()->set_aggregate(pb::LongInput::AGGREGATE_MEAN);
+  pb::ZeroShotClassifyResponse response;
+  auto context = ContextWithDeadline();
+  const grpc::Status status = server->stub->ZeroShotClassify(context.get(), request, &response);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  EXPECT_EQ(response.num_windows(), static_cast<int32_t>(windows));
+  ASSERT_EQ(response.labels_size(), 2);
+  for (const auto& got : response.labels()) {
+    const size_t i = std::find(labels.begin(), labels.end(), got.label()) - labels.begin();
+    ASSERT_LT(i, labels.size());
+    EXPECT_NEAR(got.score(), mean[i], 1e-5) << got.label();
+    EXPECT_EQ(got.entailment_logit(), 0.0f);  // Several windows: no one logit.
+  }
+  EXPECT_GE(response.labels(0).score(), response.labels(1).score());
+}
+
 TEST(ZeroShotTest, AModelWithoutNliLabelsIsFailedPrecondition) {
   auto server = StartOn(MakeCheckpoint("gpt2_v1_like"));  // negative / neutral / positive.
   ASSERT_NE(server, nullptr);

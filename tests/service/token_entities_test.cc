@@ -14,6 +14,7 @@
 #include <map>
 
 #include "nlohmann/json.hpp"
+#include "service/tasks/classify_tokens.h"
 #include "service/tasks/long_input.h"
 
 namespace deberta::service {
@@ -152,6 +153,38 @@ TEST(TokenEntitiesTest, SpaceTokensEndWordsAndBelongToNone) {
   const auto per_token = AggregateEntities(tokens, p, labels, EntityAggregation::kNone, {});
   ASSERT_EQ(per_token.size(), 3u);  // Under none, it does.
   EXPECT_EQ(per_token[1].index, 2);
+}
+
+// Windows [0, 5) and [3, 8) of 8 one-character words "a b c d e f g h";
+// "d e f" is B-PER I-PER I-PER across the edge. Each window is wrong at its
+// own edge (window 0 at e, window 1 at d): each token reads the window it
+// lies deepest in, so the entity comes out whole and right.
+TEST(TokenEntitiesTest, AWindowEdgeInsideAnEntityLeavesItWhole) {
+  const std::vector<std::string> labels{"O", "B-PER", "I-PER"};
+  TokenClassifyInput input;
+  input.text = "a b c d e f g h";
+  for (int32_t t = 0; t < 8; ++t) input.tokens.push_back({t + 1, 2 * t, 2 * t + 1, false, true});
+  input.windows = {{0, 5}, {3, 8}};
+  input.num_tokens = 10;
+  // Per window, [CLS] its tokens [SEP]: logit 5 for `label[t]` of token t.
+  auto window_output = [&](const TokenWindow& w, const std::vector<int>& label) {
+    model::TokenClassifyOutput out;
+    out.num_labels = 3;
+    out.logits.assign(static_cast<size_t>((w.end - w.start + 2) * 3), 0.0f);
+    for (int32_t t = w.start; t < w.end; ++t) out.logits[static_cast<size_t>((t - w.start + 1) * 3 + label[t])] = 5;
+    return out;
+  };
+  const std::vector<model::TokenClassifyOutput> outputs{
+      window_output(input.windows[0], {0, 0, 0, 1, 0, 2, 0, 0}),   // Wrong at e (its last token).
+      window_output(input.windows[1], {0, 0, 0, 0, 2, 2, 0, 0})};  // Wrong at d (its first).
+  TokenClassifyInputs how;
+  how.aggregation = EntityAggregation::kSimple;
+  how.ignore_labels = {"O"};
+  const std::vector<TokenEntity> entities = InputEntities(input, outputs, how, labels);
+  ASSERT_EQ(entities.size(), 1u);
+  EXPECT_EQ(entities[0].label, "PER");
+  EXPECT_EQ(entities[0].start, 6);
+  EXPECT_EQ(entities[0].end, 11);
 }
 
 TEST(TokenEntitiesTest, CodePointSubstringCountsCharactersNotBytes) {
