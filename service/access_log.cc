@@ -62,6 +62,7 @@ std::string FormatAccessRecord(const AccessRecord& r, AccessLogFormat format) {
     nlohmann::json line = {{"time", time},
                            {"request_id", r.request_id},
                            {"method", r.method},
+                           {"model", r.model},
                            {"protocol", ProtocolName(r.protocol)},
                            {"code", code},
                            {"sequences", r.sequences},
@@ -84,6 +85,7 @@ std::string FormatAccessRecord(const AccessRecord& r, AccessLogFormat format) {
       "peer=%s traceparent=%s",
       time, ProtocolName(r.protocol), r.method, TextValue(r.request_id), code, r.sequences, r.tokens, Millis(r.queue),
       Millis(r.inference), Millis(r.total), TextValue(r.peer), TextValue(r.traceparent));
+  if (!r.model.empty()) absl::StrAppend(&line, " model=", TextValue(r.model));
   if (!r.payload.empty()) absl::StrAppend(&line, " payload=", TextValue(r.payload));
   return line;
 }

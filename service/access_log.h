@@ -30,6 +30,7 @@ struct AccessRecord {
   absl::Time time;  // When the request arrived.
   std::string request_id;
   std::string method;  // "Classify", "FillMask", ...
+  std::string model;   // The model the call ran on (or named); empty for the server's calls.
   Protocol protocol = Protocol::kGrpc;
   absl::StatusCode code = absl::StatusCode::kOk;
   int64_t sequences = 0;

@@ -30,6 +30,8 @@ const char* RejectionReasonName(RejectionReason reason) {
     case RejectionReason::kFailedPrecondition: return "failed_precondition";
     case RejectionReason::kShuttingDown: return "shutting_down";
     case RejectionReason::kUnauthenticated: return "unauthenticated";
+    case RejectionReason::kUnknownModel: return "unknown_model";
+    case RejectionReason::kModelUnavailable: return "model_unavailable";
   }
   return "unknown";
 }

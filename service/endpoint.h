@@ -21,8 +21,11 @@ enum class Endpoint {
   kDetokenize = 5,
   kZeroShotClassify = 6,  // Its sequences go through the classify queue.
   kRerank = 7,            // Its sequences go through the classify queue.
+  kListModels = 8,        // The server's, not a model's.
+  kLoadModel = 9,         // Admin (--model_control=explicit).
+  kUnloadModel = 10,      // Admin (--model_control=explicit).
 };
-inline constexpr int kNumEndpoints = 8;
+inline constexpr int kNumEndpoints = 11;
 // kClassify, kFillMask and kClassifyTokens: the endpoints whose work goes
 // through the batcher, each in its own queue.
 inline constexpr int kNumBatchedEndpoints = 3;
@@ -48,8 +51,19 @@ inline constexpr Route kRoutes[] = {
     {Endpoint::kTokenize, "Tokenize", "tokenize", "/v1/tokenize"},
     {Endpoint::kDetokenize, "Detokenize", "detokenize", "/v1/detokenize"},
     {Endpoint::kGetModelInfo, "GetModelInfo", "get_model_info", "/v1/model"},
+    {Endpoint::kListModels, "ListModels", "list_models", "/v1/models"},
+    {Endpoint::kLoadModel, "LoadModel", "load_model", "/v1/models/load"},
+    {Endpoint::kUnloadModel, "UnloadModel", "unload_model", "/v1/models/unload"},
 };
 static_assert(std::size(kRoutes) == kNumEndpoints, "every endpoint has one route");
+
+// Whether the endpoint's requests run on a model (its `model` field names
+// it); ListModels, LoadModel and UnloadModel act on the server's models.
+inline bool IsModelEndpoint(Endpoint endpoint) { return static_cast<int>(endpoint) < 8; }
+
+// Where a model's routes also are: /v1/models/{model} followed by the
+// route's path without its "/v1" (/v1/models/ner/classify-tokens).
+inline constexpr char kModelRoutePrefix[] = "/v1/models/";
 
 // The `endpoint` label value: "classify", "fill_mask", ...
 const char* EndpointName(Endpoint endpoint);

@@ -7,6 +7,7 @@
 #include <memory>
 
 #include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
 #include "service/incremental_barrier.h"
 #include "service/inference_call.h"
 #include "service/json_api.h"
@@ -26,26 +27,46 @@ namespace pb = serving::v1;
 
 namespace {
 
-TaskEnv MakeTaskEnv(const model::ModelInfo& info, const InferenceServiceImpl::Options& options,
-                    const model::Tokenizer* tokenizer) {
-  TaskEnv env;
-  env.info = info;
-  env.requests = options.requests;
-  env.requests.tokenizer = tokenizer;
-  env.requests.mask_token_id = options.special_tokens.mask;
-  env.special_tokens = options.special_tokens;
-  env.server_version = options.server_version;
-  return env;
+pb::ModelState ToProto(ModelState state) {
+  switch (state) {
+    case ModelState::kLoading:
+      return pb::MODEL_STATE_LOADING;
+    case ModelState::kReady:
+      return pb::MODEL_STATE_READY;
+    case ModelState::kUnloading:
+      return pb::MODEL_STATE_UNLOADING;
+    case ModelState::kUnavailable:
+      return pb::MODEL_STATE_UNAVAILABLE;
+    case ModelState::kFailed:
+      return pb::MODEL_STATE_FAILED;
+  }
+  return pb::MODEL_STATE_UNSPECIFIED;
+}
+
+void WriteModelStatus(const ModelStatusInfo& info, pb::ModelStatus* out) {
+  out->set_name(info.name);
+  out->set_version(info.version);
+  out->set_task(info.task);
+  out->set_state(ToProto(info.state));
+  out->set_error(info.error);
+  out->set_dtype(info.dtype);
+  out->set_device(info.device);
+  out->set_memory_estimate_bytes(info.memory_estimate_bytes);
+}
+
+RejectionReason ReasonOf(const absl::Status& status) {
+  if (absl::IsFailedPrecondition(status)) return RejectionReason::kFailedPrecondition;
+  if (absl::IsUnavailable(status)) return RejectionReason::kShuttingDown;
+  return RejectionReason::kInvalidArgument;
 }
 
 }  // namespace
 
-InferenceServiceImpl::InferenceServiceImpl(const model::ModelInfo& info, const Options& options,
-                                           Batcher* batcher, const Borrowed& borrowed)
-    : env_(MakeTaskEnv(info, options, borrowed.tokenizer)),
+InferenceServiceImpl::InferenceServiceImpl(Models* models, const Options& options, const Borrowed& borrowed)
+    : models_(models),
       log_payloads_(options.log_payloads),
-      batcher_(batcher),
       api_keys_(borrowed.api_keys),
+      admin_keys_(borrowed.admin_keys),
       access_log_(borrowed.access_log),
       metrics_(borrowed.metrics) {}
 
@@ -72,16 +93,29 @@ bool InferenceServiceImpl::AwaitNoOpenCalls(absl::Time deadline) {
       absl::Condition(+[](int* open) { return *open == 0; }, &accepted_calls_), deadline);
 }
 
-absl::Status InferenceServiceImpl::Authorize(const grpc::CallbackServerContext& context) const {
-  if (api_keys_ == nullptr) return absl::OkStatus();
+absl::Status InferenceServiceImpl::Authorize(const grpc::CallbackServerContext& context, bool admin) const {
+  if (admin && admin_keys_ == nullptr) {
+    return absl::PermissionDeniedError(
+        "loading and unloading models needs --model_control=explicit and --admin_api_keys_file");
+  }
+  if (!admin && api_keys_ == nullptr) return absl::OkStatus();
   const auto& metadata = context.client_metadata();
   auto it = metadata.find("authorization");
   if (it == metadata.end()) {
-    return absl::UnauthenticatedError("this server needs an API key: send the metadata 'authorization: Bearer <key>'");
+    return absl::UnauthenticatedError(absl::StrCat("this call needs ", admin ? "an admin" : "an",
+                                                   " API key: send the metadata 'authorization: Bearer <key>'"));
   }
   const std::string key = PresentedKey(absl::string_view(it->second.data(), it->second.size()));
   if (key.empty()) return absl::UnauthenticatedError("the authorization metadata must be 'Bearer <key>'");
-  if (!api_keys_->Accepts(key)) return absl::UnauthenticatedError("the API key is not valid");
+  const bool is_admin = admin_keys_ != nullptr && admin_keys_->Accepts(key);
+  if (admin) {
+    if (is_admin) return absl::OkStatus();
+    if (api_keys_ != nullptr && api_keys_->Accepts(key)) {
+      return absl::PermissionDeniedError("this API key may not load or unload models (it is not an admin key)");
+    }
+    return absl::UnauthenticatedError("the API key is not valid");
+  }
+  if (!api_keys_->Accepts(key) && !is_admin) return absl::UnauthenticatedError("the API key is not valid");
   return absl::OkStatus();
 }
 
@@ -115,39 +149,57 @@ AccessRecord InferenceServiceImpl::LogStart(const grpc::CallbackServerContext& c
 
 InferenceCall* InferenceServiceImpl::StartCall(Endpoint endpoint, grpc::CallbackServerContext* context,
                                                const google::protobuf::Message& request,
-                                               const std::string& request_id, bool* accepted) {
+                                               const std::string& request_id, const std::string& model_name,
+                                               bool admin, bool* accepted, std::shared_ptr<ServedModel>* model) {
+  *accepted = false;
   const absl::Time deadline = absl::FromChrono(context->deadline());
   AccessRecord log = LogStart(*context, request, request_id);
-  if (absl::Status auth = Authorize(*context); !auth.ok()) {
-    *accepted = false;
-    auto* call = new InferenceCall(endpoint, deadline, metrics_, /*on_done=*/nullptr, access_log_,
-                                   std::move(log));
-    if (metrics_) metrics_->RecordRejection(RejectionReason::kUnauthenticated);
-    call->Finish(auth);
+  log.model = model_name;
+  // Answered at once, counted in the server's metrics.
+  auto refuse = [&](const absl::Status& status, RejectionReason reason, std::function<void()> on_done) {
+    auto* call = new InferenceCall(endpoint, deadline, metrics_, std::move(on_done), access_log_, std::move(log));
+    if (metrics_) metrics_->RecordRejection(reason);
+    call->Finish(status);
     return call;
+  };
+  if (absl::Status auth = Authorize(*context, admin); !auth.ok()) {
+    return refuse(auth, RejectionReason::kUnauthenticated, nullptr);
   }
-  *accepted = TryAcceptCall();
-  if (*accepted) {
-    return new InferenceCall(endpoint, deadline, metrics_, [this] { CallDone(); }, access_log_,
-                             std::move(log));
+  if (!TryAcceptCall()) {
+    return refuse(absl::UnavailableError("server is shutting down"), RejectionReason::kShuttingDown, nullptr);
   }
-  auto* call = new InferenceCall(endpoint, deadline, metrics_, /*on_done=*/nullptr, access_log_,
-                                 std::move(log));
-  if (metrics_) metrics_->RecordRejection(RejectionReason::kShuttingDown);
-  call->Finish(absl::UnavailableError("server is shutting down"));
-  return call;
+  if (model == nullptr) {
+    *accepted = true;
+    return new InferenceCall(endpoint, deadline, metrics_, [this] { CallDone(); }, access_log_, std::move(log));
+  }
+  absl::StatusOr<std::shared_ptr<ServedModel>> found = models_->Acquire(model_name);
+  if (!found.ok()) {
+    const RejectionReason reason =
+        absl::IsUnavailable(found.status()) ? RejectionReason::kModelUnavailable : RejectionReason::kUnknownModel;
+    return refuse(found.status(), reason, [this] { CallDone(); });
+  }
+  *model = *found;
+  *accepted = true;
+  if (log.model.empty()) log.model = (*model)->name();
+  // The call holds its version until it is deleted: the version's metrics
+  // are recorded at its answer, and the version is freed only after its
+  // count of open calls is back to zero.
+  return new InferenceCall(endpoint, deadline, &(*model)->metrics(),
+                           [this, held = *found] {
+                             held->CallDone();
+                             CallDone();
+                           },
+                           access_log_, std::move(log));
 }
 
-InferenceCall* InferenceServiceImpl::Reject(InferenceCall* call, const absl::Status& invalid) {
-  if (metrics_) {
-    metrics_->RecordRejection(absl::IsFailedPrecondition(invalid) ? RejectionReason::kFailedPrecondition
-                                                                  : RejectionReason::kInvalidArgument);
-  }
+InferenceCall* InferenceServiceImpl::Reject(InferenceCall* call, ServiceMetrics* metrics,
+                                            const absl::Status& invalid) {
+  if (metrics) metrics->RecordRejection(ReasonOf(invalid));
   call->Finish(invalid);
   return call;
 }
 
-void InferenceServiceImpl::Submit(InferenceCall* call, Endpoint endpoint, TaskWork work) {
+void InferenceServiceImpl::Submit(InferenceCall* call, ServedModel& model, Endpoint endpoint, TaskWork work) {
   std::vector<std::unique_ptr<BatchTask>> tasks = std::move(work.tasks);
   int64_t tokens = 0;
   absl::Status scheduled;
@@ -171,15 +223,16 @@ void InferenceServiceImpl::Submit(InferenceCall* call, Endpoint endpoint, TaskWo
       };
     }
     call->AddWork(static_cast<int64_t>(tasks.size()), tokens);
-    scheduled = batcher_->Schedule(std::move(tasks));
+    scheduled = model.batcher().Schedule(std::move(tasks));
   }
   if (!scheduled.ok()) {
     // No task will run (so the barrier never fires): answer here.
     call->Finish(scheduled);
     return;
   }
-  // The call may be answered and gone by now: use only locals.
-  if (metrics_) metrics_->RecordInputTokens(endpoint, tokens);
+  // The call may be answered and gone by now: use only locals (the model
+  // is the caller's reference).
+  model.metrics().RecordInputTokens(endpoint, tokens);
 }
 
 template <typename Request, typename Response>
@@ -188,15 +241,41 @@ grpc::ServerUnaryReactor* InferenceServiceImpl::Serve(Endpoint endpoint, grpc::C
                                                       const std::string& request_id,
                                                       StartTask<Request, Response> start) {
   bool accepted = false;
-  InferenceCall* call = StartCall(endpoint, context, *request, request_id, &accepted);
+  std::shared_ptr<ServedModel> model;
+  InferenceCall* call =
+      StartCall(endpoint, context, *request, request_id, request->model(), /*admin=*/false, &accepted, &model);
   if (!accepted) return call;
-  absl::StatusOr<TaskWork> work = start(env_, *request, response);
-  if (!work.ok()) return Reject(call, work.status());
+  absl::StatusOr<TaskWork> work = start(model->env(), *request, response);
+  if (!work.ok()) return Reject(call, &model->metrics(), work.status());
   if (work->tasks.empty()) {
     call->Finish(work->complete ? work->complete() : absl::OkStatus());
     return call;
   }
-  Submit(call, endpoint, *std::move(work));
+  Submit(call, *model, endpoint, *std::move(work));
+  return call;
+}
+
+grpc::ServerUnaryReactor* InferenceServiceImpl::Control(Endpoint endpoint, grpc::CallbackServerContext* context,
+                                                        const std::string& model, pb::ModelStatus* response,
+                                                        ControlAction action) {
+  bool accepted = false;
+  pb::LoadModelRequest logged;  // The access log's payload: the model's name.
+  logged.set_model(model);
+  InferenceCall* call = StartCall(endpoint, context, logged, "", model, /*admin=*/true, &accepted, nullptr);
+  if (!accepted) return call;
+  if (models_->control() != ModelControl::kExplicit) {
+    return Reject(call, metrics_,
+                  absl::FailedPreconditionError(absl::StrCat("models are loaded and unloaded on request only with "
+                                                             "--model_control=explicit (this server: ",
+                                                             ModelControlName(models_->control()), ")")));
+  }
+  if (model.empty()) return Reject(call, metrics_, absl::InvalidArgumentError("name the model to load or unload"));
+  const bool started = models_->RunInBackground([call, response, model, action = std::move(action)] {
+    absl::StatusOr<ModelStatusInfo> status = action(model);
+    if (status.ok()) WriteModelStatus(*status, response);
+    call->Finish(status.status());
+  });
+  if (!started) call->Finish(absl::UnavailableError("server is shutting down"));
   return call;
 }
 
@@ -239,6 +318,32 @@ grpc::ServerUnaryReactor* InferenceServiceImpl::Tokenize(grpc::CallbackServerCon
                                                          const pb::TokenizeRequest* request,
                                                          pb::TokenizeResponse* response) {
   return Serve(Endpoint::kTokenize, context, request, response, "", &StartTokenize);
+}
+
+grpc::ServerUnaryReactor* InferenceServiceImpl::ListModels(grpc::CallbackServerContext* context,
+                                                           const pb::ListModelsRequest* request,
+                                                           pb::ListModelsResponse* response) {
+  bool accepted = false;
+  InferenceCall* call =
+      StartCall(Endpoint::kListModels, context, *request, "", "", /*admin=*/false, &accepted, nullptr);
+  if (!accepted) return call;
+  for (const ModelStatusInfo& info : models_->List()) WriteModelStatus(info, response->add_models());
+  call->Finish(absl::OkStatus());
+  return call;
+}
+
+grpc::ServerUnaryReactor* InferenceServiceImpl::LoadModel(grpc::CallbackServerContext* context,
+                                                          const pb::LoadModelRequest* request,
+                                                          pb::ModelStatus* response) {
+  return Control(Endpoint::kLoadModel, context, request->model(), response,
+                 [models = models_](const std::string& model) { return models->Load(model); });
+}
+
+grpc::ServerUnaryReactor* InferenceServiceImpl::UnloadModel(grpc::CallbackServerContext* context,
+                                                            const pb::UnloadModelRequest* request,
+                                                            pb::ModelStatus* response) {
+  return Control(Endpoint::kUnloadModel, context, request->model(), response,
+                 [models = models_](const std::string& model) { return models->Unload(model); });
 }
 
 grpc::ServerUnaryReactor* InferenceServiceImpl::Detokenize(grpc::CallbackServerContext* context,

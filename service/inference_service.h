@@ -1,9 +1,12 @@
 // InferenceServiceImpl: the gRPC callback handlers, one line each: every
 // RPC goes through one path (Serve), which checks the API key, admits the
-// call (or answers Unavailable while draining), starts its access-log line
-// and metrics, and hands the request to its task (service/tasks/), whose
-// work it schedules on the Batcher; the call is answered after the last
-// task, or at once when the task needs no engine or fails its checks.
+// call (or answers Unavailable while draining), finds the model the
+// request names (Models::Acquire, which holds that version until the call
+// is done), starts its access-log line and metrics, and hands the request
+// to its task (service/tasks/), whose work it schedules on that model's
+// Batcher; the call is answered after the last task, or at once when the
+// task needs no engine or fails its checks. ListModels, LoadModel and
+// UnloadModel (admin key) act on the Models.
 // Every call is an InferenceCall reactor that owns the call's state.
 // Reactions never block.
 #ifndef DEBERTA_SERVICE_INFERENCE_SERVICE_H_
@@ -22,6 +25,7 @@
 #include "service/api_keys.h"
 #include "service/batcher.h"
 #include "service/metrics.h"
+#include "service/models/models.h"
 #include "service/request_builder.h"
 #include "service/tasks/task.h"
 
@@ -29,19 +33,18 @@ namespace deberta::service {
 
 class InferenceCall;
 
-// Thread-safe. Borrows its dependencies (the batcher, metrics, tokenizer,
-// API keys and access log), which must outlive the gRPC server that holds
-// this service.
+// Thread-safe. Borrows its dependencies (the models, metrics, API keys and
+// access log), which must outlive the gRPC server that holds this service.
 class InferenceServiceImpl final : public serving::v1::InferenceService::CallbackService {
  public:
   // Settings only; the objects the service uses come to its constructor.
   struct Options {
-    // Limits and truncation of requests (its tokenizer and mask_token_id
-    // are ignored: the constructor's tokenizer and special_tokens.mask are
-    // used).
+    // Every model's limits and truncation of requests unless its
+    // serving.json says otherwise (the server gives them to its Models;
+    // each model's tokenizer and mask id are its own).
     RequestOptions requests;
-    // Reported by GetModelInfo; `mask` is what fill-mask predicts when a
-    // sequence names no positions.
+    // Special ids of a checkpoint without tokenizer files (its Models'
+    // default); GetModelInfo reports each model's own.
     model::SpecialTokens special_tokens;
     std::string server_version;
     // With an access log: each line carries the request message too (token
@@ -49,20 +52,21 @@ class InferenceServiceImpl final : public serving::v1::InferenceService::Callbac
     bool log_payloads = false;
   };
 
-  // The objects a service borrows besides the batcher; each may be null.
+  // The objects a service borrows besides the models; each may be null.
   struct Borrowed {
-    // The checkpoint's tokenizer (text inputs, tokenization); null: none.
-    const model::Tokenizer* tokenizer = nullptr;
     // When set, every call needs `authorization: Bearer <key>` with one of
-    // these keys.
+    // these keys (or an admin key).
     const ApiKeys* api_keys = nullptr;
+    // LoadModel and UnloadModel need one of these keys; null: they are
+    // refused (PermissionDenied).
+    const ApiKeys* admin_keys = nullptr;
     // One line per request when set.
     AccessLog* access_log = nullptr;
+    // The server's metrics: calls refused before a model was found.
     ServiceMetrics* metrics = nullptr;
   };
 
-  InferenceServiceImpl(const model::ModelInfo& info, const Options& options, Batcher* batcher,
-                       const Borrowed& borrowed);
+  InferenceServiceImpl(Models* models, const Options& options, const Borrowed& borrowed);
 
   // After this, new requests get Unavailable (the server is draining).
   void StopAccepting();
@@ -93,43 +97,62 @@ class InferenceServiceImpl final : public serving::v1::InferenceService::Callbac
   grpc::ServerUnaryReactor* Detokenize(grpc::CallbackServerContext* context,
                                        const serving::v1::DetokenizeRequest* request,
                                        serving::v1::DetokenizeResponse* response) override;
+  grpc::ServerUnaryReactor* ListModels(grpc::CallbackServerContext* context,
+                                       const serving::v1::ListModelsRequest* request,
+                                       serving::v1::ListModelsResponse* response) override;
+  grpc::ServerUnaryReactor* LoadModel(grpc::CallbackServerContext* context,
+                                      const serving::v1::LoadModelRequest* request,
+                                      serving::v1::ModelStatus* response) override;
+  grpc::ServerUnaryReactor* UnloadModel(grpc::CallbackServerContext* context,
+                                        const serving::v1::UnloadModelRequest* request,
+                                        serving::v1::ModelStatus* response) override;
 
  private:
-  // The one path of every RPC: StartCall, then the task's `start`, then
-  // Submit its tasks (or answer at once).
+  // The one path of every model's RPC: StartCall, then the task's `start`
+  // on the model's env, then Submit its tasks (or answer at once).
   template <typename Request, typename Response>
   grpc::ServerUnaryReactor* Serve(Endpoint endpoint, grpc::CallbackServerContext* context, const Request* request,
                                   Response* response, const std::string& request_id,
                                   StartTask<Request, Response> start);
+  // LoadModel and UnloadModel: `action` on a background thread (a load
+  // takes seconds), the call answered with its status.
+  using ControlAction = std::function<absl::StatusOr<ModelStatusInfo>(const std::string& model)>;
+  grpc::ServerUnaryReactor* Control(Endpoint endpoint, grpc::CallbackServerContext* context,
+                                    const std::string& model, serving::v1::ModelStatus* response,
+                                    ControlAction action);
   // OK, or Unauthenticated when API keys are on and the call carries none
-  // of them.
-  absl::Status Authorize(const grpc::CallbackServerContext& context) const;
+  // of them; with `admin`, PermissionDenied unless it carries an admin key.
+  absl::Status Authorize(const grpc::CallbackServerContext& context, bool admin) const;
   // Counts a call as accepted unless the server has stopped accepting.
   bool TryAcceptCall();
   // An accepted call is done (from its OnDone).
   void CallDone();
-  // A new call: authorized and accepted (counted until its OnDone), or
-  // already answered (Unauthenticated, or Unavailable while draining, each
-  // recorded as a rejection); `accepted` says which.
+  // A new call: authorized, accepted (counted until its OnDone) and, when
+  // `model` is set, given the version serving the model named `model_name`
+  // (held until its OnDone); or already answered (Unauthenticated,
+  // Unavailable while draining, the model not found or not loaded, each
+  // recorded as a rejection), and then `accepted` is false.
   InferenceCall* StartCall(Endpoint endpoint, grpc::CallbackServerContext* context,
-                           const google::protobuf::Message& request, const std::string& request_id, bool* accepted);
+                           const google::protobuf::Message& request, const std::string& request_id,
+                           const std::string& model_name, bool admin, bool* accepted,
+                           std::shared_ptr<ServedModel>* model);
   // The start of a call's access-log line: its protocol (always, for the
   // metrics), and with the access log on the request id, peer, traceparent
   // (and `request` itself with log_payloads).
   AccessRecord LogStart(const grpc::CallbackServerContext& context, const google::protobuf::Message& request,
                         const std::string& request_id) const;
   // Answers a request that failed its task's checks; returns the call.
-  InferenceCall* Reject(InferenceCall* call, const absl::Status& invalid);
+  InferenceCall* Reject(InferenceCall* call, ServiceMetrics* metrics, const absl::Status& invalid);
   // Schedules the work's tasks; the call is answered after the last task,
   // or at once if scheduling fails. When every task succeeded, the work's
   // `complete` (if set) runs first, on the thread of the last task, and its
   // status is the answer's.
-  void Submit(InferenceCall* call, Endpoint endpoint, TaskWork work);
+  void Submit(InferenceCall* call, ServedModel& model, Endpoint endpoint, TaskWork work);
 
-  const TaskEnv env_;
+  Models* const models_;
   const bool log_payloads_;
-  Batcher* const batcher_;
-  const ApiKeys* const api_keys_;  // May be null (no keys needed).
+  const ApiKeys* const api_keys_;    // May be null (no keys needed).
+  const ApiKeys* const admin_keys_;  // May be null (no admin calls).
   AccessLog* const access_log_;    // May be null (no access log).
   ServiceMetrics* const metrics_;  // May be null.
   absl::Mutex calls_mu_;

@@ -9,7 +9,10 @@
 
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
+#include "absl/flags/declare.h"
+#include "absl/flags/flag.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "model/demo_model.h"
 #include "model/demo_tokenizer.h"
 #include "model/engine_factory.h"
@@ -26,7 +29,45 @@ int Fail(const absl::Status& status) {
   return 1;
 }
 
+// Serves until SIGTERM or SIGINT (blocked in every thread: main blocks
+// them before any thread starts), then drains; returns the exit code.
+int ServeUntilSignal(deberta::service::Server& server) {
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGTERM);
+  sigaddset(&signals, SIGINT);
+  std::thread signal_thread([&] {
+    int signal = 0;
+    sigwait(&signals, &signal);
+    std::cout << "deberta-server: signal " << signal << ", draining" << std::endl;
+    server.Shutdown();
+  });
+  server.Wait();
+  signal_thread.join();
+  std::cout << "deberta-server: stopped" << std::endl;
+  return 0;
+}
+
+// --model_repository: every model of the folder, each with its own
+// engines (LibTorch's), batcher and settings.
+int ServeRepository(const deberta::service::ServerConfig& config) {
+  deberta::service::Server server(config, &deberta::model::CreateTorchEngine,
+                                  std::make_shared<prometheus::Registry>());
+  if (absl::Status s = server.Start(); !s.ok()) return Fail(s);
+  std::vector<std::string> served;
+  for (const deberta::service::ModelStatusInfo& model : server.models().List()) {
+    served.push_back(absl::StrCat(model.name, " v", model.version, " (", model.task, ", ", model.device, ", ",
+                                  model.dtype, ", ", deberta::service::ModelStateName(model.state), ")"));
+  }
+  std::cout << "deberta-server " << DEBERTA_SERVE_VERSION << ": serving " << absl::StrJoin(served, ", ")
+            << " from " << config.models.repository << " on " << config.listen_address << ":" << server.port()
+            << ", metrics on :" << server.metrics_port() << ", http on :" << server.http_port() << std::endl;
+  return ServeUntilSignal(server);
+}
+
 }  // namespace
+
+ABSL_DECLARE_FLAG(std::string, model_repository);
 
 int main(int argc, char** argv) {
   deberta::service::ConfigureMutexDeadlockDetection();
@@ -45,9 +86,11 @@ int main(int argc, char** argv) {
 
   auto engine_options = deberta::model::EngineOptionsFromFlags();
   if (!engine_options.ok()) return Fail(engine_options.status());
+  const bool repository = !absl::GetFlag(FLAGS_model_repository).empty();
   // The checkpoint's own tokenizer, when its folder has one: text requests.
+  // (With a repository each model loads its own.)
   std::unique_ptr<deberta::model::Tokenizer> tokenizer;
-  {
+  if (!repository) {
     const bool demo = engine_options->model == deberta::model::kDemoModelName;
     auto loaded = demo ? deberta::model::DemoTokenizer() : deberta::model::LoadTokenizer(engine_options->model);
     if (loaded.ok()) {
@@ -68,6 +111,8 @@ int main(int argc, char** argv) {
   const int threads = deberta::model::ResolveThreadCount(engine_options->num_threads);
   auto replicas = deberta::model::ReplicaOptionsFromFlags(*engine_options, threads);
   if (!replicas.ok()) return Fail(replicas.status());
+  config->models.replicas = static_cast<int>(replicas->size());
+  config->models.cpu_cores = threads;
   LOG(INFO) << "deberta-server " << DEBERTA_SERVE_VERSION << ": model=" << engine_options->model
             << " device=" << engine_options->device
             << " dtype=" << deberta::model::ComputeDTypeName(engine_options->dtype) << " threads=" << threads
@@ -78,6 +123,7 @@ int main(int argc, char** argv) {
   // threads, one per replica, which get the intra-op threads (see
   // ConfigureRuntime).
   deberta::model::ConfigureRuntime(deberta::model::RuntimeOptionsFromFlags(/*num_threads=*/1));
+  if (repository) return ServeRepository(*config);
   std::vector<std::unique_ptr<deberta::model::Engine>> engines;
   for (size_t r = 0; r < replicas->size(); ++r) {
     const deberta::model::EngineOptions& options = (*replicas)[r];
@@ -96,7 +142,8 @@ int main(int argc, char** argv) {
   if (absl::Status s = server.Start(); !s.ok()) return Fail(s);
   // Standard output carries three lines for scripts and supervisors (the
   // bound ports, the signal, the end); everything else is logged to stderr.
-  std::cout << "deberta-server " << DEBERTA_SERVE_VERSION << ": serving " << info.name << " ("
+  std::cout << "deberta-server " << DEBERTA_SERVE_VERSION << ": serving "
+            << (config->models.model_name.empty() ? info.name : config->models.model_name) << " ("
             << info.model_type << ", " << info.device << ", " << info.dtype << ", EMD "
             << (info.emd_enabled ? "on" : "off")
             << (replica_count > 1 ? absl::StrCat(", ", replica_count, " replicas") : std::string()) << ") on "
@@ -104,14 +151,5 @@ int main(int argc, char** argv) {
             << server.port() << ", metrics on :" << server.metrics_port() << ", http on :" << server.http_port()
             << std::endl;
 
-  std::thread signal_thread([&] {
-    int signal = 0;
-    sigwait(&signals, &signal);
-    std::cout << "deberta-server: signal " << signal << ", draining" << std::endl;
-    server.Shutdown();
-  });
-  server.Wait();
-  signal_thread.join();
-  std::cout << "deberta-server: stopped" << std::endl;
-  return 0;
+  return ServeUntilSignal(server);
 }

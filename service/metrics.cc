@@ -16,16 +16,26 @@ Histogram::BucketBoundaries TokenBuckets() {
   return {16, 64, 256, 512, 1024, 2048, 4096, 8192, 16384, 32768};
 }
 
-// One series without labels, the shape of every plain gauge here.
-prometheus::Gauge& UnlabelledGauge(prometheus::Registry& registry, const std::string& name,
-                                   const std::string& help) {
-  return prometheus::BuildGauge().Name(name).Help(help).Register(registry).Add({});
+// A gauge with only the model's labels, the shape of every plain gauge here.
+prometheus::Gauge& PlainGauge(prometheus::Registry& registry, const std::string& name, const std::string& help,
+                              const std::map<std::string, std::string>& labels) {
+  return prometheus::BuildGauge().Name(name).Help(help).Register(registry).Add(labels);
 }
 
 }  // namespace
 
-ServiceMetrics::ServiceMetrics(std::shared_ptr<prometheus::Registry> registry)
+std::map<std::string, std::string> ServiceMetrics::Labels(std::map<std::string, std::string> labels) const {
+  if (!model_.name.empty()) {
+    labels["model"] = model_.name;
+    labels["version"] = model_.version;
+  }
+  return labels;
+}
+
+ServiceMetrics::ServiceMetrics(std::shared_ptr<prometheus::Registry> registry, ModelLabels model, Scope scope)
     : registry_(std::move(registry)),
+      model_(std::move(model)),
+      scope_(scope),
       build_info_(prometheus::BuildGauge()
                       .Name("deberta_build_info")
                       .Help("Always 1; labels describe the server build and model.")
@@ -39,7 +49,7 @@ ServiceMetrics::ServiceMetrics(std::shared_ptr<prometheus::Registry> registry)
                          .Help("Sequences or requests refused before compute, by reason.")
                          .Register(*registry_);
   for (int r = 0; r < kNumRejectionReasons; ++r) {
-    rejections_[r] = &rejections.Add({{"reason", RejectionReasonName(static_cast<RejectionReason>(r))}});
+    rejections_[r] = &rejections.Add(Labels({{"reason", RejectionReasonName(static_cast<RejectionReason>(r))}}));
   }
   auto& request_duration = prometheus::BuildHistogram()
                                .Name("deberta_request_duration_seconds")
@@ -50,19 +60,25 @@ ServiceMetrics::ServiceMetrics(std::shared_ptr<prometheus::Registry> registry)
                            .Help("Tokens received in accepted requests.")
                            .Register(*registry_);
   for (int e = 0; e < kNumEndpoints; ++e) {
+    // A model's series are of the endpoints that run on a model.
+    if (!model_.name.empty() && !IsModelEndpoint(static_cast<Endpoint>(e))) continue;
     const std::string name = EndpointName(static_cast<Endpoint>(e));
-    input_tokens_[e] = &input_tokens.Add({{"endpoint", name}});
+    if (scope_ == Scope::kAll) input_tokens_[e] = &input_tokens.Add(Labels({{"endpoint", name}}));
     for (int p = 0; p < kNumProtocols; ++p) {
       const std::string protocol = ProtocolName(static_cast<Protocol>(p));
       request_duration_[e][p] =
-          &request_duration.Add({{"endpoint", name}, {"protocol", protocol}}, DurationBuckets());
+          &request_duration.Add(Labels({{"endpoint", name}, {"protocol", protocol}}), DurationBuckets());
       for (int code = 0; code < kNumStatusCodes; ++code) {
-        requests_[e][p][code] = &requests.Add({{"endpoint", name},
+        requests_[e][p][code] = &requests.Add(Labels({{"endpoint", name},
                                                {"protocol", protocol},
-                                               {"code", absl::StatusCodeToString(static_cast<absl::StatusCode>(code))}});
+                                               {"code", absl::StatusCodeToString(static_cast<absl::StatusCode>(code))}}));
       }
     }
   }
+  inflight_ = &PlainGauge(*registry_, "deberta_inflight_requests", "RPCs accepted and not yet answered.", Labels({}));
+  model_ready_ = &PlainGauge(*registry_, "deberta_model_ready", "1 once the model is loaded and warmed up.", Labels({}));
+  draining_ = &PlainGauge(*registry_, "deberta_draining", "1 while the server drains before exit.", Labels({}));
+  if (scope_ == Scope::kServerCalls) return;
   auto& queue_duration = prometheus::BuildHistogram()
                              .Name("deberta_queue_duration_seconds")
                              .Help("Time a sequence waited in the batcher queue.")
@@ -100,8 +116,7 @@ ServiceMetrics::ServiceMetrics(std::shared_ptr<prometheus::Registry> registry)
                            .Help("Tokens waiting in the batcher queue.")
                            .Register(*registry_);
   for (int k = 0; k < kNumBatchedEndpoints; ++k) {
-    const std::map<std::string, std::string> labels{
-        {"endpoint", EndpointName(static_cast<Endpoint>(k))}};
+    const std::map<std::string, std::string> labels = Labels({{"endpoint", EndpointName(static_cast<Endpoint>(k))}});
     queue_duration_[k] = &queue_duration.Add(labels, DurationBuckets());
     inference_duration_[k] = &inference_duration.Add(labels, DurationBuckets());
     batch_size_[k] = &batch_size.Add(labels, SizeBuckets());
@@ -112,16 +127,13 @@ ServiceMetrics::ServiceMetrics(std::shared_ptr<prometheus::Registry> registry)
     queue_sequences_[k] = &queue_sequences.Add(labels);
     queue_tokens_[k] = &queue_tokens.Add(labels);
   }
-  inflight_ = &UnlabelledGauge(*registry_, "deberta_inflight_requests", "RPCs accepted and not yet answered.");
-  model_ready_ =
-      &UnlabelledGauge(*registry_, "deberta_model_ready", "1 once the model is loaded and warmed up.");
-  draining_ = &UnlabelledGauge(*registry_, "deberta_draining", "1 while the server drains before exit.");
 }
 
 void ServiceMetrics::RecordRequest(Endpoint endpoint, Protocol protocol, absl::StatusCode code,
                                    absl::Duration duration) {
   const int e = static_cast<int>(endpoint);
   const int p = static_cast<int>(protocol);
+  if (request_duration_[e][p] == nullptr) return;  // Not an endpoint of this instance.
   request_duration_[e][p]->Observe(absl::ToDoubleSeconds(duration));
   int c = static_cast<int>(code);
   if (c < 0 || c >= kNumStatusCodes) c = static_cast<int>(absl::StatusCode::kUnknown);
@@ -129,7 +141,8 @@ void ServiceMetrics::RecordRequest(Endpoint endpoint, Protocol protocol, absl::S
 }
 
 void ServiceMetrics::RecordInputTokens(Endpoint endpoint, int64_t tokens) {
-  input_tokens_[static_cast<int>(endpoint)]->Increment(static_cast<double>(tokens));
+  prometheus::Counter* counter = input_tokens_[static_cast<int>(endpoint)];
+  if (counter != nullptr) counter->Increment(static_cast<double>(tokens));
 }
 
 void ServiceMetrics::RecordQueueLatency(Endpoint endpoint, absl::Duration waited) {
@@ -171,8 +184,8 @@ void ServiceMetrics::SetReplicas(int replicas) {
                    .Register(*registry_);
   for (int r = 0; r < replicas; ++r) {
     const std::string replica = std::to_string(r);
-    replica_batches_.push_back(&batches.Add({{"replica", replica}}));
-    replica_busy_seconds_.push_back(&busy.Add({{"replica", replica}}));
+    replica_batches_.push_back(&batches.Add(Labels({{"replica", replica}})));
+    replica_busy_seconds_.push_back(&busy.Add(Labels({{"replica", replica}})));
   }
 }
 
@@ -197,7 +210,7 @@ void ServiceMetrics::SetDeviceMemory(int replica, int64_t allocated_bytes, int64
   auto [it, added] = device_memory_.try_emplace(replica);
   if (added) {
     const std::string label = std::to_string(replica);
-    it->second = {&device_allocated_->Add({{"replica", label}}), &device_reserved_->Add({{"replica", label}})};
+    it->second = {&device_allocated_->Add(Labels({{"replica", label}})), &device_reserved_->Add(Labels({{"replica", label}}))};
   }
   it->second.first->Set(static_cast<double>(allocated_bytes));
   it->second.second->Set(static_cast<double>(reserved_bytes));
@@ -213,9 +226,9 @@ void ServiceMetrics::SetBatcherLimits(size_t max_batch_size, int64_t max_batch_t
                      .Help("The batcher's configured limits, so dashboards and alerts can compute "
                            "batch fill and queue saturation.")
                      .Register(*registry_);
-  family.Add({{"limit", "max_batch_size"}}).Set(static_cast<double>(max_batch_size));
-  family.Add({{"limit", "max_batch_tokens"}}).Set(static_cast<double>(max_batch_tokens));
-  family.Add({{"limit", "max_queue_size"}}).Set(static_cast<double>(max_queue_size));
+  family.Add(Labels({{"limit", "max_batch_size"}})).Set(static_cast<double>(max_batch_size));
+  family.Add(Labels({{"limit", "max_batch_tokens"}})).Set(static_cast<double>(max_batch_tokens));
+  family.Add(Labels({{"limit", "max_queue_size"}})).Set(static_cast<double>(max_queue_size));
 }
 
 void ServiceMetrics::SetBuildInfo(const std::map<std::string, std::string>& labels) {

@@ -35,7 +35,22 @@ inline constexpr int kNumStatusCodes = 17;
 // only as far as it owns the registry pointer.
 class ServiceMetrics {
  public:
-  explicit ServiceMetrics(std::shared_ptr<prometheus::Registry> registry);
+  // The model a ServiceMetrics counts for: every series it creates carries
+  // `model` and `version` labels. Empty name: no such labels (the server's
+  // own series, e.g. calls refused before a model was chosen).
+  struct ModelLabels {
+    std::string name;
+    std::string version;
+  };
+
+  // What an instance counts: everything (a model's, or a batcher's in
+  // tests), or only the server's calls (requests, their durations,
+  // rejections, in-flight calls, readiness, draining): calls refused
+  // before a model was found.
+  enum class Scope { kAll, kServerCalls };
+
+  explicit ServiceMetrics(std::shared_ptr<prometheus::Registry> registry, ModelLabels model = {},
+                          Scope scope = Scope::kAll);
 
   const std::shared_ptr<prometheus::Registry>& registry() const { return registry_; }
 
@@ -76,7 +91,12 @@ class ServiceMetrics {
   void SetBatcherLimits(size_t max_batch_size, int64_t max_batch_tokens, size_t max_queue_size);
 
  private:
+  // `labels` plus the model's.
+  std::map<std::string, std::string> Labels(std::map<std::string, std::string> labels) const;
+
   std::shared_ptr<prometheus::Registry> registry_;
+  const ModelLabels model_;
+  const Scope scope_;
   prometheus::Family<prometheus::Gauge>& build_info_;
   template <typename T>
   using PerEndpointAndProtocol = std::array<std::array<T, kNumProtocols>, kNumEndpoints>;

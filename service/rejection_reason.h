@@ -13,12 +13,15 @@ enum class RejectionReason {
   kInvalidArgument = 3,     // The request failed validation.
   kFailedPrecondition = 4,  // The served model lacks the head the endpoint needs.
   kShuttingDown = 5,        // The server was draining (UNAVAILABLE).
-  kUnauthenticated = 6,     // No valid API key (UNAUTHENTICATED).
+  kUnauthenticated = 6,     // No valid API key (UNAUTHENTICATED), or not an admin's.
+  kUnknownModel = 7,        // No model of that name, or none named among several.
+  kModelUnavailable = 8,    // The model is not loaded (loading, unloading, failed).
 };
-inline constexpr int kNumRejectionReasons = 7;
+inline constexpr int kNumRejectionReasons = 9;
 
 // "queue_full", "deadline_exceeded", "cancelled", "invalid_argument",
-// "failed_precondition", "shutting_down", "unauthenticated".
+// "failed_precondition", "shutting_down", "unauthenticated",
+// "unknown_model", "model_unavailable".
 const char* RejectionReasonName(RejectionReason reason);
 
 }  // namespace deberta::service

@@ -57,13 +57,6 @@ absl::StatusOr<std::unique_ptr<HttpServer>> StartHttp(const HttpServer::Options&
 
 }  // namespace
 
-Server::Server(ServerConfig config, std::vector<std::unique_ptr<model::Engine>> engines,
-               std::shared_ptr<prometheus::Registry> registry, std::unique_ptr<model::Tokenizer> tokenizer)
-    : config_(std::move(config)),
-      engines_(std::move(engines)),
-      tokenizer_(std::move(tokenizer)),
-      metrics_(std::move(registry)) {}
-
 namespace {
 
 std::vector<std::unique_ptr<model::Engine>> OneEngine(std::unique_ptr<model::Engine> engine) {
@@ -72,32 +65,42 @@ std::vector<std::unique_ptr<model::Engine>> OneEngine(std::unique_ptr<model::Eng
   return engines;
 }
 
-// What the service promises about the model (GetModelInfo, validation)
-// must hold whichever replica runs a request.
-absl::Status CheckReplicasAreOneModel(const std::vector<std::unique_ptr<model::Engine>>& engines) {
-  if (engines.empty() || engines.front() == nullptr) return absl::InvalidArgumentError("the server has no engine");
-  const model::ModelInfo& first = engines.front()->info();
-  for (size_t r = 1; r < engines.size(); ++r) {
-    if (engines[r] == nullptr) return absl::InvalidArgumentError(absl::StrCat("replica ", r, " has no engine"));
-    const model::ModelInfo& info = engines[r]->info();
-    if (info.name != first.name || info.model_type != first.model_type || info.vocab_size != first.vocab_size ||
-        info.labels != first.labels || info.type_vocab_size != first.type_vocab_size ||
-        info.max_sequence_length != first.max_sequence_length ||
-        info.dtype != first.dtype || info.emd_enabled != first.emd_enabled ||
-        info.has_classifier != first.has_classifier || info.has_mlm_head != first.has_mlm_head) {
-      return absl::FailedPreconditionError(
-          absl::StrCat("replica ", r, " (", info.name, ", ", info.dtype, ") is not the same model as replica 0 (",
-                       first.name, ", ", first.dtype, ")"));
-    }
-  }
-  return absl::OkStatus();
+Models::Options ModelsOptions(const ServerConfig& config) {
+  const ModelsConfig& models = config.models;
+  Models::Options options;
+  options.repository = models.repository;
+  options.control = models.control;
+  options.poll_interval = models.poll_interval;
+  options.defaults.engine = models.engine;
+  options.defaults.replicas = models.replicas;
+  options.defaults.batcher = config.batcher;
+  options.defaults.requests = config.service.requests;
+  options.default_tokens = config.service.special_tokens;
+  options.server_version = config.service.server_version;
+  options.memory_limit_bytes = models.memory_limit_bytes;
+  options.cpu_cores = models.cpu_cores;
+  options.allow_thread_oversubscription = models.allow_thread_oversubscription;
+  return options;
 }
 
 }  // namespace
 
+Server::Server(ServerConfig config, std::vector<std::unique_ptr<model::Engine>> engines,
+               std::shared_ptr<prometheus::Registry> registry, std::unique_ptr<model::Tokenizer> tokenizer)
+    : config_(std::move(config)),
+      engines_(std::move(engines)),
+      tokenizer_(std::move(tokenizer)),
+      metrics_(registry, {}, ServiceMetrics::Scope::kServerCalls),
+      models_(std::make_unique<Models>(ModelsOptions(config_), nullptr, registry)) {}
+
 Server::Server(ServerConfig config, std::unique_ptr<model::Engine> engine,
                std::shared_ptr<prometheus::Registry> registry, std::unique_ptr<model::Tokenizer> tokenizer)
     : Server(std::move(config), OneEngine(std::move(engine)), std::move(registry), std::move(tokenizer)) {}
+
+Server::Server(ServerConfig config, EngineFactory create, std::shared_ptr<prometheus::Registry> registry)
+    : config_(std::move(config)),
+      metrics_(registry, {}, ServiceMetrics::Scope::kServerCalls),
+      models_(std::make_unique<Models>(ModelsOptions(config_), std::move(create), registry)) {}
 
 Server::~Server() { Shutdown(); }
 
@@ -105,11 +108,8 @@ int Server::metrics_port() const { return metrics_http_ ? metrics_http_->port() 
 
 absl::Status Server::Start() {
   if (absl::Status s = config_.Validate(); !s.ok()) return s;
-  if (absl::Status s = CheckReplicasAreOneModel(engines_); !s.ok()) return s;
-  const model::ModelInfo& info = engines_.front()->info();
-  if (tokenizer_ != nullptr && tokenizer_->vocab_size() > info.vocab_size) {
-    return absl::FailedPreconditionError(absl::StrCat("the tokenizer has ", tokenizer_->vocab_size(),
-                                                      " ids but the model's vocabulary only ", info.vocab_size));
+  if (config_.models.repository.empty() && engines_.empty()) {
+    return absl::InvalidArgumentError("the server has no engine and no model repository");
   }
   const SecurityConfig& security = config_.security;
   if (absl::Status s = TlsIdentity::Check(security); !s.ok()) return s;
@@ -118,39 +118,75 @@ absl::Status Server::Start() {
     if (!keys.ok()) return keys.status();
     api_keys_ = *std::move(keys);
   }
+  if (!config_.models.admin_api_keys_file.empty()) {
+    absl::StatusOr<std::unique_ptr<ApiKeys>> keys =
+        ApiKeys::Load(config_.models.admin_api_keys_file, security.reload_interval);
+    if (!keys.ok()) return keys.status();
+    admin_keys_ = *std::move(keys);
+  }
   if (config_.access_log != AccessLogFormat::kOff) {
     access_log_ = std::make_unique<AccessLog>(config_.access_log, config_.access_log_out);
   }
-  metrics_.SetBuildInfo({{"version", config_.service.server_version},
-                         {"model", info.name},
-                         {"device", info.device},
-                         {"dtype", info.dtype}});
-  metrics_.SetBatcherLimits(config_.batcher.max_batch_size, config_.batcher.max_batch_tokens,
-                            config_.batcher.max_enqueued_tasks);
   metrics_.SetModelReady(false);
   metrics_.SetDraining(false);
   if (absl::Status s = StartMetrics(); !s.ok()) return s;
 
-  std::vector<model::Engine*> replicas;
-  for (const auto& engine : engines_) replicas.push_back(engine.get());
-  batcher_ = std::make_unique<Batcher>(config_.batcher, std::move(replicas), RealClock::Get(), &metrics_);
-  service_ = std::make_unique<InferenceServiceImpl>(
-      info, config_.service, batcher_.get(),
-      InferenceServiceImpl::Borrowed{tokenizer_.get(), api_keys_.get(), access_log_.get(), &metrics_});
+  InferenceServiceImpl::Borrowed borrowed;
+  borrowed.api_keys = api_keys_.get();
+  borrowed.admin_keys = admin_keys_.get();
+  borrowed.access_log = access_log_.get();
+  borrowed.metrics = &metrics_;
+  service_ = std::make_unique<InferenceServiceImpl>(models_.get(), config_.service, borrowed);
   if (absl::Status s = StartGrpc(); !s.ok()) return s;
   if (absl::Status s = StartJsonApi(); !s.ok()) return s;
 
   auto* health = grpc_server_->GetHealthCheckService();
-  const std::string service_name = deberta::serving::v1::InferenceService::service_full_name();
-  health->SetServingStatus(false);  // NOT_SERVING until warmed up.
-  health->SetServingStatus(service_name, false);
-  // The executor thread initializes the engine and warms it up; until then
-  // calls are answered UNAVAILABLE.
-  if (absl::Status s = batcher_->Start(); !s.ok()) return s;
-  health->SetServingStatus(true);
-  health->SetServingStatus(service_name, true);
-  metrics_.SetModelReady(true);
+  health->SetServingStatus(false);  // NOT_SERVING until every model is warmed up.
+  health->SetServingStatus(deberta::serving::v1::InferenceService::service_full_name(), false);
+  models_->SetReadinessListener([this](const std::string& model, bool ready) { OnReadinessChange(model, ready); });
+  // Each model's executor threads initialize its engines and warm them up;
+  // until then its calls are answered UNAVAILABLE.
+  if (absl::Status s = LoadModels(); !s.ok()) return s;
+  models_->StartPolling();
   return absl::OkStatus();
+}
+
+absl::Status Server::LoadModels() {
+  if (!config_.models.repository.empty()) return models_->LoadRepository();
+  if (engines_.empty() || engines_.front() == nullptr) return absl::InvalidArgumentError("the server has no engine");
+  const model::ModelInfo& info = engines_.front()->info();
+  ServedModel::Options options;
+  options.name = config_.models.model_name.empty() ? info.name : config_.models.model_name;
+  options.batcher = config_.batcher;
+  options.requests = config_.service.requests;
+  options.server_version = config_.service.server_version;
+  LoadedModel loaded;
+  loaded.engines = std::move(engines_);
+  loaded.tokenizer = std::move(tokenizer_);
+  loaded.special_tokens = config_.service.special_tokens;
+  return models_->AddLoaded(options, std::move(loaded));
+}
+
+void Server::OnReadinessChange(const std::string& model, bool ready) {
+  if (grpc_server_ == nullptr) return;
+  auto* health = grpc_server_->GetHealthCheckService();
+  health->SetServingStatus(model, ready);
+  if (ready) {
+    for (const ModelStatusInfo& status : models_->List()) {
+      if (status.name == model) {
+        metrics_.SetBuildInfo({{"version", config_.service.server_version},
+                               {"model", status.name},
+                               {"device", status.device},
+                               {"dtype", status.dtype}});
+      }
+    }
+  }
+  // The server is ready when every model it knows is. (The overload
+  // without a name would set every service, each model's included.)
+  const bool all_ready = models_->AllReady();
+  health->SetServingStatus("", all_ready);
+  health->SetServingStatus(deberta::serving::v1::InferenceService::service_full_name(), all_ready);
+  metrics_.SetModelReady(all_ready);
 }
 
 absl::Status Server::StartMetrics() {
@@ -239,7 +275,7 @@ void Server::Shutdown() {
   }
   metrics_.SetDraining(true);
   const absl::Time deadline = absl::Now() + config_.drain_timeout;
-  if (batcher_) batcher_->StartDraining();  // Run queued work without waiting to fill.
+  models_->StartDraining();  // Run queued work without waiting to fill.
   // Accepted calls finish while the server still answers new ones, with
   // Unavailable (retryable: clients go to another replica). gRPC's own
   // shutdown would answer them Cancelled instead.
@@ -257,7 +293,7 @@ void Server::Shutdown() {
     // batcher drops their queued tasks before compute.
     grpc_server_->Shutdown(absl::ToChronoTime(deadline));
   }
-  if (batcher_) batcher_->Stop();
+  models_->Stop();
   metrics_.SetModelReady(false);
   if (json_http_) json_http_->Stop();
   if (metrics_http_) metrics_http_->Stop();

@@ -1,6 +1,7 @@
-// Server: owns the engine replicas, the batcher, the gRPC server (inference,
-// health, reflection), the /metrics HTTP server and the credentials (TLS,
-// API keys), and orders their start-up and shutdown.
+// Server: owns the models (each with its engine replicas and batcher), the
+// gRPC server (inference, health, reflection), the /metrics and JSON HTTP
+// servers and the credentials (TLS, API keys, admin keys), and orders their
+// start-up and shutdown.
 #ifndef DEBERTA_SERVICE_SERVER_H_
 #define DEBERTA_SERVICE_SERVER_H_
 
@@ -18,6 +19,7 @@
 #include "service/batcher.h"
 #include "service/inference_service.h"
 #include "service/metrics.h"
+#include "service/models/models.h"
 #include "service/server_config.h"
 #include "service/http_server.h"
 
@@ -39,11 +41,14 @@ class Server {
   Server(ServerConfig config, std::unique_ptr<model::Engine> engine,
          std::shared_ptr<prometheus::Registry> registry,
          std::unique_ptr<model::Tokenizer> tokenizer = nullptr);
+  // The models of config.models.repository, whose engines `create` makes.
+  Server(ServerConfig config, EngineFactory create, std::shared_ptr<prometheus::Registry> registry);
   ~Server();
 
-  // Binds the ports, starts the batcher (whose executor threads initialize
-  // and warm up the engines), then reports SERVING. FailedPrecondition if
-  // the replicas are not one model.
+  // Binds the ports, loads the models (each batcher's executor threads
+  // initialize and warm up its engines), then reports SERVING (the server,
+  // and each model by its name). FailedPrecondition if the replicas are
+  // not one model; any model's load error with a repository.
   absl::Status Start();
   // Health NOT_SERVING, refuse new work, let accepted work finish within
   // the drain timeout, stop the batcher. Idempotent.
@@ -54,7 +59,10 @@ class Server {
   int port() const { return bound_port_; }
   int metrics_port() const;
   int http_port() const { return json_http_ ? json_http_->port() : -1; }
+  // The server's own metrics (calls refused before a model was found); its
+  // registry holds every model's too.
   ServiceMetrics& metrics() { return metrics_; }
+  Models& models() { return *models_; }
 
  private:
   // The parts of Start() that bind: /metrics, then gRPC.
@@ -63,14 +71,22 @@ class Server {
   // The JSON API, calling the gRPC service in process.
   absl::Status StartJsonApi();
 
+  // Health (per model, and the server: every model ready) and build info
+  // when a model's readiness changes.
+  void OnReadinessChange(const std::string& model, bool ready);
+  // The one model of --model, or the repository's, loaded and started.
+  absl::Status LoadModels();
+
   ServerConfig config_;
-  std::vector<std::unique_ptr<model::Engine>> engines_;  // Replicas; never empty once started.
+  // The one model's replicas and tokenizer until Start gives them to models_.
+  std::vector<std::unique_ptr<model::Engine>> engines_;
   std::unique_ptr<model::Tokenizer> tokenizer_;
   ServiceMetrics metrics_;
-  std::unique_ptr<Batcher> batcher_;
+  std::unique_ptr<Models> models_;
   std::unique_ptr<InferenceServiceImpl> service_;
   std::unique_ptr<grpc::Server> grpc_server_;
   std::unique_ptr<ApiKeys> api_keys_;             // With --api_keys_file.
+  std::unique_ptr<ApiKeys> admin_keys_;           // With --admin_api_keys_file.
   std::unique_ptr<HttpServer> metrics_http_;      // /metrics, unless off.
   std::unique_ptr<HttpServer> json_http_;         // The JSON API, when on.
   std::unique_ptr<AccessLog> access_log_;

@@ -20,6 +20,19 @@ absl::Status ServerConfig::Validate() const {
   if (metrics_port < -1 || metrics_port > 65535) {
     return OutOfRange("metrics_port", metrics_port, "in [-1, 65535] (-1: off)");
   }
+  if (models.control != ModelControl::kNone && models.repository.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat("--model_control=", ModelControlName(models.control),
+                                                   " needs --model_repository"));
+  }
+  if (models.control == ModelControl::kExplicit && models.admin_api_keys_file.empty()) {
+    return absl::InvalidArgumentError(
+        "--model_control=explicit needs --admin_api_keys_file (the keys that may load and unload models)");
+  }
+  if (models.poll_interval < absl::Milliseconds(10)) {
+    return absl::InvalidArgumentError(absl::StrCat("--repository_poll_interval is ",
+                                                   absl::FormatDuration(models.poll_interval), "; it must be >= 10ms"));
+  }
+  if (models.memory_limit_bytes < 0) return OutOfRange("memory_limit", models.memory_limit_bytes, ">= 0");
   if (batcher.max_batch_size < 1) return OutOfRange("max_batch_size", 0, ">= 1");
   if (batcher.max_batch_tokens < 1) return OutOfRange("max_batch_tokens", batcher.max_batch_tokens, ">= 1");
   if (batcher.max_enqueued_tasks < 1) return OutOfRange("max_queue_size", 0, ">= 1");
@@ -103,7 +116,15 @@ std::string ServerConfig::Describe() const {
       " max_fill_mask_candidates=", service.requests.max_fill_mask_candidates,
       " max_message_bytes=", max_message_bytes,
       " drain_timeout=", absl::FormatDuration(drain_timeout), " special_tokens={pad=", special.pad,
-      " cls=", special.cls, " sep=", special.sep, " unk=", special.unk, " mask=", special.mask, "}");
+      " cls=", special.cls, " sep=", special.sep, " unk=", special.unk, " mask=", special.mask, "}",
+      models.repository.empty() ? "" : absl::StrCat(" model_repository=", models.repository),
+      models.model_name.empty() ? "" : absl::StrCat(" model_name=", models.model_name),
+      " model_control=", ModelControlName(models.control),
+      models.control == ModelControl::kPoll
+          ? absl::StrCat(" repository_poll_interval=", absl::FormatDuration(models.poll_interval))
+          : "",
+      " memory_limit=", models.memory_limit_bytes,
+      " allow_thread_oversubscription=", models.allow_thread_oversubscription ? "true" : "false");
 }
 
 }  // namespace deberta::service

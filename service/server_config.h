@@ -12,9 +12,34 @@
 #include "service/access_log.h"
 #include "service/batcher.h"
 #include "service/inference_service.h"
+#include "service/models/models.h"
 #include "service/security_config.h"
 
 namespace deberta::service {
+
+// Which models the server serves and how they change (docs/models.md).
+struct ModelsConfig {
+  // A folder of models (one subfolder each); empty: the one model given to
+  // the Server (--model).
+  std::string repository;
+  // The name of the one model of --model (empty: its folder's name).
+  std::string model_name;
+  ModelControl control = ModelControl::kNone;
+  absl::Duration poll_interval = absl::Seconds(15);
+  // Loads that would take the models' estimated memory past this are
+  // refused. 0: no limit.
+  int64_t memory_limit_bytes = 0;
+  // Allow the models' CPU threads to add up to more than the cores.
+  bool allow_thread_oversubscription = false;
+  // Keys that may load and unload models (required with explicit control).
+  std::string admin_api_keys_file;
+  // Every repository model's engine settings and replicas unless its
+  // serving.json says otherwise (--dtype, --device, --threads, ...).
+  model::EngineOptions engine;
+  int replicas = 1;
+  // CPU cores the models divide between them (the resolved --threads).
+  int cpu_cores = 1;
+};
 
 struct ServerConfig {
   std::string listen_address = "0.0.0.0";
@@ -33,6 +58,7 @@ struct ServerConfig {
   absl::Duration metrics_request_timeout = absl::Seconds(5);
   Batcher::Options batcher;
   InferenceServiceImpl::Options service;
+  ModelsConfig models;
   absl::Duration drain_timeout = absl::Seconds(20);
   int max_message_bytes = 16 << 20;
   // gRPC connection limits. Concurrent calls on one HTTP/2 connection.

@@ -81,6 +81,22 @@ ABSL_FLAG(int, cls_token_id, deberta::model::SpecialTokens().cls, "CLS id when t
 ABSL_FLAG(int, sep_token_id, deberta::model::SpecialTokens().sep, "SEP id when the checkpoint has no tokenizer files");
 ABSL_FLAG(int, unk_token_id, deberta::model::SpecialTokens().unk, "UNK id when the checkpoint has no tokenizer files");
 ABSL_FLAG(int, mask_token_id, deberta::model::SpecialTokens().mask, "MASK id when the checkpoint has no tokenizer files");
+ABSL_FLAG(std::string, model_repository, Defaults().models.repository,
+          "A folder of models, one subfolder each (name = folder), with numbered version folders and an optional "
+          "serving.json (docs/models.md); instead of --model");
+ABSL_FLAG(std::string, model_name, Defaults().models.model_name,
+          "The name of the --model model (requests' model field, metrics); default: its folder's name");
+ABSL_FLAG(std::string, model_control, deberta::service::ModelControlName(Defaults().models.control),
+          "none: the repository's models stay as loaded at start; explicit: LoadModel/UnloadModel with an admin "
+          "key; poll: re-read the repository every --repository_poll_interval");
+ABSL_FLAG(absl::Duration, repository_poll_interval, Defaults().models.poll_interval,
+          "How often --model_control=poll re-reads the repository");
+ABSL_FLAG(std::string, memory_limit, "0",
+          "Refuse loads that would take the models' estimated memory past this (bytes, or with K, M, G); 0: no limit");
+ABSL_FLAG(bool, allow_thread_oversubscription, Defaults().models.allow_thread_oversubscription,
+          "Allow the models' serving.json threads to add up to more than the machine's cores");
+ABSL_FLAG(std::string, admin_api_keys_file, Defaults().models.admin_api_keys_file,
+          "File of API keys (one per line) that may load and unload models; needed by --model_control=explicit");
 
 namespace deberta::service {
 namespace {
@@ -146,16 +162,32 @@ absl::StatusOr<ServerConfig> ServerConfigFromFlags(const model::EngineOptions& e
   config.service.requests.max_fill_mask_logits = absl::GetFlag(FLAGS_max_fill_mask_logits);
   config.service.requests.max_fill_mask_candidates = absl::GetFlag(FLAGS_max_fill_mask_candidates);
   config.service.server_version = DEBERTA_SERVE_VERSION;
-  if (tokenizer != nullptr) {
+  ModelsConfig& models = config.models;
+  models.repository = absl::GetFlag(FLAGS_model_repository);
+  models.model_name = absl::GetFlag(FLAGS_model_name);
+  absl::StatusOr<ModelControl> control = ParseModelControl(absl::GetFlag(FLAGS_model_control));
+  if (!control.ok()) return control.status();
+  models.control = *control;
+  models.poll_interval = absl::GetFlag(FLAGS_repository_poll_interval);
+  absl::StatusOr<int64_t> memory_limit = ParseMemorySize(absl::GetFlag(FLAGS_memory_limit));
+  if (!memory_limit.ok()) return absl::InvalidArgumentError(absl::StrCat("--memory_limit: ", memory_limit.status().message()));
+  models.memory_limit_bytes = *memory_limit;
+  models.allow_thread_oversubscription = absl::GetFlag(FLAGS_allow_thread_oversubscription);
+  models.admin_api_keys_file = absl::GetFlag(FLAGS_admin_api_keys_file);
+  models.engine = engine;
+  const model::SpecialTokens flag_tokens{absl::GetFlag(FLAGS_pad_token_id), absl::GetFlag(FLAGS_cls_token_id),
+                                         absl::GetFlag(FLAGS_sep_token_id), absl::GetFlag(FLAGS_unk_token_id),
+                                         absl::GetFlag(FLAGS_mask_token_id)};
+  if (!models.repository.empty()) {
+    // Each model reads its own; these are for checkpoints without files.
+    config.service.special_tokens = flag_tokens;
+  } else if (tokenizer != nullptr) {
     config.service.special_tokens = tokenizer->special_tokens();
   } else if (engine.model == model::kDemoModelName) {
     config.service.special_tokens = {model::kDemoPadId, model::kDemoClsId, model::kDemoSepId,
                                      model::kDemoUnkId, model::kDemoMaskId};
   } else {
-    const model::SpecialTokens defaults{absl::GetFlag(FLAGS_pad_token_id), absl::GetFlag(FLAGS_cls_token_id),
-                                        absl::GetFlag(FLAGS_sep_token_id), absl::GetFlag(FLAGS_unk_token_id),
-                                        absl::GetFlag(FLAGS_mask_token_id)};
-    absl::StatusOr<model::SpecialTokens> special = model::ReadSpecialTokens(engine.model, defaults);
+    absl::StatusOr<model::SpecialTokens> special = model::ReadSpecialTokens(engine.model, flag_tokens);
     if (!special.ok()) return special.status();
     config.service.special_tokens = *special;
   }

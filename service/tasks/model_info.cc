@@ -25,6 +25,7 @@ absl::StatusOr<TaskWork> StartGetModelInfo(const TaskEnv& env, const serving::v1
   response->set_emd_enabled(info.emd_enabled);
   response->set_cpu_kernels(info.cpu_kernels);
   response->set_server_version(env.server_version);
+  response->set_version(env.model_version);
   response->set_has_classifier(info.has_classifier);
   response->set_has_fill_mask(info.has_mlm_head);
   response->set_has_token_classifier(info.has_token_classifier);

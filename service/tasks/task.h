@@ -29,6 +29,7 @@ struct TaskEnv {
   RequestOptions requests;
   model::SpecialTokens special_tokens;
   std::string server_version;
+  int64_t model_version = 1;  // Its numbered folder in a model repository.
 };
 
 // What a request became: tasks for the batcher, answered after the last

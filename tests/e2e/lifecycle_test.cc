@@ -40,7 +40,7 @@ TEST(SigtermTest, QueuedRequestsFinishAndTheProcessExitsZero) {
   }
   ASSERT_TRUE(Eventually([&] {
     auto text = HttpGet(metrics_port, "/metrics");
-    return text.ok() && absl::StrContains(*text, absl::StrCat("\ndeberta_queue_sequences{endpoint=\"classify\"} ",
+    return text.ok() && absl::StrContains(*text, absl::StrCat("\ndeberta_queue_sequences{endpoint=\"classify\",model=\"demo\",version=\"1\"} ",
                                                               kQueued, "\n"));
   }));
 

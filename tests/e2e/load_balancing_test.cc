@@ -20,7 +20,7 @@ int AnsweredRequests(TestServer& server) {
   const std::string text =
       prometheus::TextSerializer().Serialize(server.server->metrics().registry()->Collect());
   std::smatch match;
-  static const std::regex kOk(R"(\ndeberta_requests_total\{code="OK",endpoint="classify",protocol="grpc"\} (\d+))");
+  static const std::regex kOk(R"(\ndeberta_requests_total\{code="OK",endpoint="classify",model="[^"]+",protocol="grpc",version="1"\} (\d+))");
   return std::regex_search(text, match, kOk) ? std::stoi(match[1]) : 0;
 }
 

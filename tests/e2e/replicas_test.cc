@@ -27,7 +27,8 @@ int ReplicaBatches(int metrics_port, int replica) {
   auto text = HttpGet(metrics_port, "/metrics");
   if (!text.ok()) return -1;
   std::smatch match;
-  const std::regex series(absl::StrCat("\ndeberta_replica_batches_total\\{replica=\"", replica, "\"\\} (\\d+)\n"));
+  const std::regex series(absl::StrCat("\ndeberta_replica_batches_total\\{model=\"demo\",replica=\"", replica,
+                                       "\",version=\"1\"\\} (\\d+)\n"));
   if (!std::regex_search(*text, match, series)) return -1;
   return std::stoi(match[1]);
 }

@@ -155,20 +155,20 @@ scrape_configs:
         for rule in [r for g in groups for r in g["rules"]]:
             check(rule["health"] == "ok", f"rule {rule['name']} health ok")
         expectations = {
-            "job_endpoint:deberta_requests:rate5m": lambda v: v > 0,
-            "job_endpoint:deberta_request_errors:ratio_rate5m": lambda v: 0 <= v <= 1,
-            "job_endpoint:deberta_request_server_errors:ratio_rate5m": lambda v: v == 0,
-            "job_endpoint:deberta_request_duration_seconds:p50_rate5m": lambda v: 0 < v < 10,
-            "job_endpoint:deberta_request_duration_seconds:p90_rate5m": lambda v: 0 < v < 10,
-            "job_endpoint:deberta_request_duration_seconds:p99_rate5m": lambda v: 0 < v < 10,
-            "job_endpoint:deberta_batch_fill:ratio_rate5m": lambda v: 0 < v <= 1,
-            "job_endpoint:deberta_padding_waste:ratio_rate5m": lambda v: 0 <= v < 1,
-            "instance_endpoint:deberta_queue:saturation": lambda v: 0 <= v <= 1,
+            "job_model_endpoint:deberta_requests:rate5m": lambda v: v > 0,
+            "job_model_endpoint:deberta_request_errors:ratio_rate5m": lambda v: 0 <= v <= 1,
+            "job_model_endpoint:deberta_request_server_errors:ratio_rate5m": lambda v: v == 0,
+            "job_model_endpoint:deberta_request_duration_seconds:p50_rate5m": lambda v: 0 < v < 10,
+            "job_model_endpoint:deberta_request_duration_seconds:p90_rate5m": lambda v: 0 < v < 10,
+            "job_model_endpoint:deberta_request_duration_seconds:p99_rate5m": lambda v: 0 < v < 10,
+            "job_model_endpoint:deberta_batch_fill:ratio_rate5m": lambda v: 0 < v <= 1,
+            "job_model_endpoint:deberta_padding_waste:ratio_rate5m": lambda v: 0 <= v < 1,
+            "instance_model_endpoint:deberta_queue:saturation": lambda v: 0 <= v <= 1,
         }
         for rule in recorded:
             check(rule["name"] in expectations, f"recording rule {rule['name']} has an expectation here")
         for name, sane in expectations.items():
-            values = prom.values(f'{name}{{job="{JOB}",endpoint="classify"}}')
+            values = prom.values(f'{name}{{job="{JOB}",model="demo",endpoint="classify"}}')
             check(len(values) == 1 and sane(values[0]), f"{name} = {values}")
 
         # The dashboard: every query is valid PromQL and returns data.
@@ -177,9 +177,9 @@ scrape_configs:
         queries += [v["query"]["query"] for v in dashboard["templating"]["list"]
                     if v["type"] == "query"]
         for expr in queries:
-            concrete = expr.replace("$__rate_interval", "30s").replace("$job", JOB)
+            concrete = expr.replace("$__rate_interval", "30s").replace("$job", JOB).replace("$model", "demo")
             if concrete.startswith("label_values("):
-                metric = re.match(r"label_values\((\w+),", concrete).group(1)
+                metric = re.match(r"label_values\((\w+(?:\{[^}]*\})?),", concrete).group(1)
                 concrete = f'count by (job) ({metric})'
             check(len(prom.query(concrete)) > 0, f"dashboard query returns data: {concrete[:90]}")
         print(f"PASS: {len(queries)} dashboard queries, {len(recorded)} recording rules")

@@ -93,7 +93,8 @@ TEST(AccessLogTest, TheServerWritesOneLinePerRequestWithoutPayload) {
   EXPECT_EQ(ok["traceparent"], kTraceparent);
   EXPECT_GE(ok["total_ms"].get<double>(), ok["inference_ms"].get<double>());
   EXPECT_THAT(ok["peer"].get<std::string>(), HasSubstr("127.0.0.1"));
-  EXPECT_EQ(ok.size(), 12u) << lines[0];  // These fields only: no token ids or text.
+  EXPECT_EQ(ok["model"], "fake");
+  EXPECT_EQ(ok.size(), 13u) << lines[0];  // These fields only: no token ids or text.
 
   const auto rejected = nlohmann::json::parse(lines[1]);
   EXPECT_EQ(rejected["request_id"], "req-8");
@@ -127,8 +128,8 @@ TEST(AccessLogTest, PayloadsOnlyWithLogPayloads) {
       // Only the record's own fields: no payload, no token ids. (Not a
       // search for "61": the times may contain it.)
       for (const auto& [key, value] : line.items()) {
-        EXPECT_THAT(key, AnyOf("code", "inference_ms", "method", "peer", "protocol", "queue_ms", "request_id",
-                               "sequences", "time", "tokens", "total_ms", "traceparent"))
+        EXPECT_THAT(key, AnyOf("code", "inference_ms", "method", "model", "peer", "protocol", "queue_ms",
+                               "request_id", "sequences", "time", "tokens", "total_ms", "traceparent"))
             << lines[0];
       }
       EXPECT_THAT(lines[0], Not(HasSubstr("tokenIds")));

@@ -36,7 +36,7 @@ TEST(DrainTest, RefusesNewWorkAndFinishesAcceptedWork) {
   };
   // ... and 12 is accepted and queued behind it.
   ASSERT_TRUE(Eventually(
-      [&] { return absl::StrContains(metrics_text(), "\ndeberta_queue_sequences{endpoint=\"classify\"} 1\n"); }));
+      [&] { return absl::StrContains(metrics_text(), "\ndeberta_queue_sequences{endpoint=\"classify\",model=\"fake\",version=\"1\"} 1\n"); }));
 
   std::thread shutdown([&] { test.server->Shutdown(); });
   ASSERT_TRUE(Eventually([&] { return absl::StrContains(metrics_text(), "\ndeberta_draining 1\n"); }));

@@ -96,10 +96,10 @@ TEST_F(JsonApiTest, AnswersAsGrpcDoesForTheSameRequest) {
   // The request metrics say which protocol each call came by.
   const std::string metrics =
       prometheus::TextSerializer().Serialize(server_->server->metrics().registry()->Collect());
-  EXPECT_THAT(metrics, HasSubstr("\ndeberta_requests_total{code=\"OK\",endpoint=\"classify\",protocol=\"http\"} 1\n"));
-  EXPECT_THAT(metrics, HasSubstr("\ndeberta_requests_total{code=\"OK\",endpoint=\"classify\",protocol=\"grpc\"} 1\n"));
-  EXPECT_THAT(metrics, HasSubstr("\ndeberta_requests_total{code=\"OK\",endpoint=\"fill_mask\",protocol=\"http\"} 1\n"));
-  EXPECT_THAT(metrics, HasSubstr("\ndeberta_request_duration_seconds_count{endpoint=\"get_model_info\",protocol=\"http\"} 1\n"));
+  EXPECT_THAT(metrics, HasSubstr("\ndeberta_requests_total{code=\"OK\",endpoint=\"classify\",model=\"fake\",protocol=\"http\",version=\"1\"} 1\n"));
+  EXPECT_THAT(metrics, HasSubstr("\ndeberta_requests_total{code=\"OK\",endpoint=\"classify\",model=\"fake\",protocol=\"grpc\",version=\"1\"} 1\n"));
+  EXPECT_THAT(metrics, HasSubstr("\ndeberta_requests_total{code=\"OK\",endpoint=\"fill_mask\",model=\"fake\",protocol=\"http\",version=\"1\"} 1\n"));
+  EXPECT_THAT(metrics, HasSubstr("\ndeberta_request_duration_seconds_count{endpoint=\"get_model_info\",model=\"fake\",protocol=\"http\",version=\"1\"} 1\n"));
 
   // One access-log line per call, marked as HTTP with the HTTP peer. Read
   // once the server is stopped (its threads joined), not while it may write.

@@ -240,8 +240,9 @@ TEST(ReplicaServerTest, TwoReplicasAnswerTwoConcurrentCalls) {
   const int port = (*server)->server->metrics_port();
   EXPECT_TRUE(testing::Eventually([port] {
     auto text = testing::HttpGet(port, "/metrics");
-    return text.ok() && absl::StrContains(*text, "deberta_replica_batches_total{replica=\"0\"} 1\n") &&
-           absl::StrContains(*text, "deberta_replica_batches_total{replica=\"1\"} 1\n");
+    return text.ok() &&
+           absl::StrContains(*text, "deberta_replica_batches_total{model=\"fake\",replica=\"0\",version=\"1\"} 1\n") &&
+           absl::StrContains(*text, "deberta_replica_batches_total{model=\"fake\",replica=\"1\",version=\"1\"} 1\n");
   }));
 }
 

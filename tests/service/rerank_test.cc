@@ -209,7 +209,7 @@ TEST_F(RerankTest, MetricsAndTheAccessLogCountEveryWindowOfTheCall) {
   ASSERT_GT(sequences, 2);
   const std::string metrics =
       prometheus::TextSerializer().Serialize(server_->server->metrics().registry()->Collect());
-  EXPECT_THAT(metrics, HasSubstr("\ndeberta_requests_total{code=\"OK\",endpoint=\"rerank\",protocol=\"grpc\"} 1\n"));
+  EXPECT_THAT(metrics, HasSubstr("\ndeberta_requests_total{code=\"OK\",endpoint=\"rerank\",model=\"fake\",protocol=\"grpc\",version=\"1\"} 1\n"));
   server_.reset();  // Every line written.
   const std::vector<std::string> lines = absl::StrSplit(log.str(), '\n', absl::SkipEmpty());
   ASSERT_EQ(lines.size(), 1u) << log.str();
@@ -251,7 +251,7 @@ TEST_F(RerankTest, ACallThatEndsDropsItsRemainingWindows) {
   std::string metrics;
   ASSERT_TRUE(Eventually([&] {
     metrics = prometheus::TextSerializer().Serialize(server_->server->metrics().registry()->Collect());
-    return metrics.find("deberta_requests_total{code=\"DEADLINE_EXCEEDED\",endpoint=\"rerank\",protocol=\"grpc\"} 1") !=
+    return metrics.find("deberta_requests_total{code=\"DEADLINE_EXCEEDED\",endpoint=\"rerank\",model=\"fake\",protocol=\"grpc\",version=\"1\"} 1") !=
            std::string::npos;
   })) << metrics;
   // The batch that was running finished; no later window of the call ran.

@@ -87,14 +87,14 @@ TEST_F(FakeServerTest, CountsEveryRequestByEndpointAndCode) {
   auto context = ContextWithDeadline();
   ASSERT_TRUE(server_->stub->FillMask(context.get(), fill, &filled).ok());
 
-  EXPECT_EQ(Metric(R"(deberta_requests_total{code="OK",endpoint="classify",protocol="grpc"})"), 2);
-  EXPECT_EQ(Metric(R"(deberta_requests_total{code="INVALID_ARGUMENT",endpoint="classify",protocol="grpc"})"), 1);
-  EXPECT_EQ(Metric(R"(deberta_requests_total{code="OK",endpoint="fill_mask",protocol="grpc"})"), 1);
-  EXPECT_EQ(Metric(R"(deberta_requests_total{code="CANCELLED",endpoint="fill_mask",protocol="grpc"})"), 0);
-  EXPECT_EQ(Metric(R"(deberta_rejections_total{reason="invalid_argument"})"), 1);
-  EXPECT_EQ(Metric(R"(deberta_input_tokens_total{endpoint="classify"})"), 4 + 4 + 2);
-  EXPECT_EQ(Metric(R"(deberta_input_tokens_total{endpoint="fill_mask"})"), 3);
-  EXPECT_EQ(Metric(R"(deberta_request_duration_seconds_count{endpoint="classify",protocol="grpc"})"), 3);
+  EXPECT_EQ(Metric(R"(deberta_requests_total{code="OK",endpoint="classify",model="fake",protocol="grpc",version="1"})"), 2);
+  EXPECT_EQ(Metric(R"(deberta_requests_total{code="INVALID_ARGUMENT",endpoint="classify",model="fake",protocol="grpc",version="1"})"), 1);
+  EXPECT_EQ(Metric(R"(deberta_requests_total{code="OK",endpoint="fill_mask",model="fake",protocol="grpc",version="1"})"), 1);
+  EXPECT_EQ(Metric(R"(deberta_requests_total{code="CANCELLED",endpoint="fill_mask",model="fake",protocol="grpc",version="1"})"), 0);
+  EXPECT_EQ(Metric(R"(deberta_rejections_total{model="fake",reason="invalid_argument",version="1"})"), 1);
+  EXPECT_EQ(Metric(R"(deberta_input_tokens_total{endpoint="classify",model="fake",version="1"})"), 4 + 4 + 2);
+  EXPECT_EQ(Metric(R"(deberta_input_tokens_total{endpoint="fill_mask",model="fake",version="1"})"), 3);
+  EXPECT_EQ(Metric(R"(deberta_request_duration_seconds_count{endpoint="classify",model="fake",protocol="grpc",version="1"})"), 3);
   EXPECT_EQ(Metric("deberta_inflight_requests"), 0);
 }
 
@@ -131,10 +131,10 @@ TEST_F(FakeServerTest, ACallWhoseDeadlinePassesWhileQueuedIsNeverComputed) {
   fake_->Unblock();
   EXPECT_TRUE(running.Wait().ok());
   ASSERT_TRUE(Eventually([&] {
-    return Metric(R"(deberta_requests_total{code="DEADLINE_EXCEEDED",endpoint="classify",protocol="grpc"})") == 1;
+    return Metric(R"(deberta_requests_total{code="DEADLINE_EXCEEDED",endpoint="classify",model="fake",protocol="grpc",version="1"})") == 1;
   }));
-  EXPECT_EQ(Metric(R"(deberta_rejections_total{reason="deadline_exceeded"})"), 1);
-  EXPECT_EQ(Metric(R"(deberta_requests_total{code="OK",endpoint="classify",protocol="grpc"})"), 1);
+  EXPECT_EQ(Metric(R"(deberta_rejections_total{model="fake",reason="deadline_exceeded",version="1"})"), 1);
+  EXPECT_EQ(Metric(R"(deberta_requests_total{code="OK",endpoint="classify",model="fake",protocol="grpc",version="1"})"), 1);
   const auto batches = fake_->BatchesByFirstToken();
   EXPECT_THAT(std::vector<std::vector<int32_t>>(batches.begin() + warm_up_batches_, batches.end()),
               ElementsAre(ElementsAre(11)));
@@ -158,9 +158,9 @@ TEST_F(FakeServerTest, ACallWhoseClientLeftDuringComputeIsNotCountedAsOk) {
   ASSERT_TRUE(Eventually([&] { return absl::Now() > client_deadline + absl::Milliseconds(100); }));
   fake_->Unblock();
   ASSERT_TRUE(Eventually([&] {
-    return Metric(R"(deberta_requests_total{code="DEADLINE_EXCEEDED",endpoint="classify",protocol="grpc"})") == 1;
+    return Metric(R"(deberta_requests_total{code="DEADLINE_EXCEEDED",endpoint="classify",model="fake",protocol="grpc",version="1"})") == 1;
   }));
-  EXPECT_EQ(Metric(R"(deberta_requests_total{code="OK",endpoint="classify",protocol="grpc"})"), 0);
+  EXPECT_EQ(Metric(R"(deberta_requests_total{code="OK",endpoint="classify",model="fake",protocol="grpc",version="1"})"), 0);
 }
 
 }  // namespace

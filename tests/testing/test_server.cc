@@ -7,6 +7,8 @@
 #include "service/status_util.h"
 
 namespace deberta::testing {
+// Starts the test's server and connects its stubs.
+static absl::StatusOr<std::unique_ptr<TestServer>> Connect(std::unique_ptr<TestServer> test);
 
 std::string TestServer::HealthStatus(const std::string& service_name) {
   grpc::health::v1::HealthCheckRequest request;
@@ -37,6 +39,22 @@ absl::StatusOr<std::unique_ptr<TestServer>> StartTestServer(std::vector<std::uni
   if (tokenizer != nullptr) config.service.special_tokens = tokenizer->special_tokens();
   test->server = std::make_unique<service::Server>(config, std::move(engines),
                                                    std::make_shared<prometheus::Registry>(), std::move(tokenizer));
+  return Connect(std::move(test));
+}
+
+absl::StatusOr<std::unique_ptr<TestServer>> StartRepositoryServer(service::ServerConfig config,
+                                                                  service::EngineFactory create) {
+  config.listen_address = "127.0.0.1";
+  config.port = 0;
+  if (config.metrics_port != 0) config.metrics_port = -1;
+  if (config.http_port != 0) config.http_port = -1;
+  auto test = std::make_unique<TestServer>();
+  test->server =
+      std::make_unique<service::Server>(config, std::move(create), std::make_shared<prometheus::Registry>());
+  return Connect(std::move(test));
+}
+
+static absl::StatusOr<std::unique_ptr<TestServer>> Connect(std::unique_ptr<TestServer> test) {
   if (absl::Status s = test->server->Start(); !s.ok()) return s;
   test->channel = grpc::CreateChannel(absl::StrCat("127.0.0.1:", test->server->port()),
                                       grpc::InsecureChannelCredentials());

@@ -40,6 +40,11 @@ absl::StatusOr<std::unique_ptr<TestServer>> StartTestServer(
     std::vector<std::unique_ptr<model::Engine>> engines, service::ServerConfig config,
     std::unique_ptr<model::Tokenizer> tokenizer = nullptr);
 
+// A server of the models of config.models.repository, whose engines
+// `create` makes (a fake in the service tests); ports as above.
+absl::StatusOr<std::unique_ptr<TestServer>> StartRepositoryServer(service::ServerConfig config,
+                                                                  service::EngineFactory create);
+
 // A ClientContext with a deadline `seconds` from now.
 std::unique_ptr<grpc::ClientContext> ContextWithDeadline(double seconds = 30);
 
