@@ -34,6 +34,9 @@ constexpr Command kCommands[] = {
     {"rerank", "order --documents by relevance to --query with a reranker (cross-encoder)", true, false},
     {"info", "print the served model's description (every field, zeros included)", true, false},
     {"health", "query the gRPC health service; exit 0 only when SERVING", true, false},
+    {"models", "list the server's models: name, version, state, task, device, dtype", true, false},
+    {"load-model", "load --model_name from the server's repository, or swap in its newest version (admin key)", true, false},
+    {"unload-model", "unload --model_name after answering its accepted calls (admin key)", true, false},
     {"bench", "load-test a server", true, false},
     {"engine-bench", "the same load on the engine alone, in batches", false, true},
 };

@@ -13,6 +13,7 @@
 #include "absl/flags/flag.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "deberta/serving/v1/inference.grpc.pb.h"
 #include "grpc/health/v1/health.grpc.pb.h"
@@ -142,6 +143,7 @@ bool PrintJson(const google::protobuf::Message& message) {
 int ClassifyCommand() {
   pb::ClassifyRequest request;
   request.set_request_id("cli");
+  request.set_model(ModelNameFromFlags());
   request.set_top_k(absl::GetFlag(FLAGS_top_k));
   if (HasText()) {
     SetText(request.add_sequences());
@@ -175,6 +177,7 @@ int ClassifyCommand() {
 int FillMaskCommand() {
   pb::FillMaskRequest request;
   request.set_request_id("cli");
+  request.set_model(ModelNameFromFlags());
   request.set_top_k(absl::GetFlag(FLAGS_top_k));
   if (HasText()) {
     request.add_sequences()->mutable_sequence()->set_text(absl::GetFlag(FLAGS_text));
@@ -222,6 +225,7 @@ int FillMaskCommand() {
 int ClassifyTokensCommand() {
   pb::ClassifyTokensRequest request;
   request.set_request_id("cli");
+  request.set_model(ModelNameFromFlags());
   const std::string aggregation = absl::AsciiStrToUpper(absl::GetFlag(FLAGS_aggregation));
   pb::Aggregation parsed;
   if (!pb::Aggregation_Parse("AGGREGATION_" + aggregation, &parsed) || parsed == pb::AGGREGATION_UNSPECIFIED) {
@@ -268,6 +272,7 @@ int ClassifyTokensCommand() {
 int ZeroShotCommand() {
   pb::ZeroShotClassifyRequest request;
   request.set_request_id("cli");
+  request.set_model(ModelNameFromFlags());
   request.set_text(absl::GetFlag(FLAGS_text));
   for (absl::string_view label : absl::StrSplit(absl::GetFlag(FLAGS_labels), ',', absl::SkipWhitespace())) {
     request.add_candidate_labels(std::string(label));
@@ -291,6 +296,7 @@ int ZeroShotCommand() {
 int RerankCommand() {
   pb::RerankRequest request;
   request.set_request_id("cli");
+  request.set_model(ModelNameFromFlags());
   request.set_query(absl::GetFlag(FLAGS_query));
   if (!absl::GetFlag(FLAGS_documents_file).empty()) {
     std::ifstream in(absl::GetFlag(FLAGS_documents_file));
@@ -330,6 +336,7 @@ int RerankCommand() {
 
 int RemoteTokenizeCommand() {
   pb::TokenizeRequest request;
+  request.set_model(ModelNameFromFlags());
   request.set_text(absl::GetFlag(FLAGS_text));
   if (!absl::GetFlag(FLAGS_text_pair).empty()) request.set_text_pair(absl::GetFlag(FLAGS_text_pair));
   request.set_truncation(TruncationFromFlags());
@@ -351,7 +358,9 @@ int InfoCommand() {
   pb::ModelInfo info;
   grpc::ClientContext context;
   PrepareContext(&context);
-  auto status = pb::InferenceService::NewStub(MakeChannel())->GetModelInfo(&context, {}, &info);
+  pb::GetModelInfoRequest request;
+  request.set_model(ModelNameFromFlags());
+  auto status = pb::InferenceService::NewStub(MakeChannel())->GetModelInfo(&context, request, &info);
   if (!status.ok()) return ReportRpcError(status);
   if (PrintJson(info)) return kExitOk;
   // One "field: value" a line, every field (zeros are values here: pad id
@@ -369,6 +378,49 @@ int InfoCommand() {
       google::protobuf::TextFormat::PrintFieldValueToString(info, field, -1, &value);
     }
     std::cout << field->name() << ": " << value << "\n";
+  }
+  return kExitOk;
+}
+
+int ModelsCommand() {
+  pb::ListModelsResponse response;
+  grpc::ClientContext context;
+  PrepareContext(&context);
+  auto status = pb::InferenceService::NewStub(MakeChannel())->ListModels(&context, {}, &response);
+  if (!status.ok()) return ReportRpcError(status);
+  if (PrintJson(response)) return kExitOk;
+  for (const pb::ModelStatus& model : response.models()) {
+    std::cout << model.name() << " v" << model.version() << " " << pb::ModelState_Name(model.state()) << " "
+              << (model.task().empty() ? "-" : model.task()) << " " << (model.device().empty() ? "-" : model.device())
+              << " " << (model.dtype().empty() ? "-" : model.dtype())
+              << (model.error().empty() ? "" : absl::StrCat(" error: ", model.error())) << "\n";
+  }
+  return kExitOk;
+}
+
+int LoadModelCommand(bool load) {
+  const std::string model = ModelNameFromFlags();
+  if (model.empty()) {
+    std::cerr << "error: name the model with --model_name\n";
+    return kExitUsage;
+  }
+  pb::ModelStatus response;
+  grpc::ClientContext context;
+  PrepareContext(&context);
+  auto stub = pb::InferenceService::NewStub(MakeChannel());
+  grpc::Status status;
+  if (load) {
+    pb::LoadModelRequest request;
+    request.set_model(model);
+    status = stub->LoadModel(&context, request, &response);
+  } else {
+    pb::UnloadModelRequest request;
+    request.set_model(model);
+    status = stub->UnloadModel(&context, request, &response);
+  }
+  if (!status.ok()) return ReportRpcError(status);
+  if (!PrintJson(response)) {
+    std::cout << response.name() << " v" << response.version() << " " << pb::ModelState_Name(response.state()) << "\n";
   }
   return kExitOk;
 }

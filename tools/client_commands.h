@@ -31,6 +31,10 @@ int RerankCommand();
 int RemoteTokenizeCommand();
 // 0 when SERVING, 1 otherwise.
 int HealthCommand();
+// The server's models: name, version, state, task, device, dtype (or JSON).
+int ModelsCommand();
+// LoadModel (load) or UnloadModel of --model_name; needs an admin key.
+int LoadModelCommand(bool load);
 
 }  // namespace deberta::tools
 

@@ -107,6 +107,9 @@ int main(int argc, char** argv) {
   if (command == "info") return deberta::tools::InfoCommand();
   if (command == "zero-shot") return deberta::tools::ZeroShotCommand();
   if (command == "health") return deberta::tools::HealthCommand();
+  if (command == "models") return deberta::tools::ModelsCommand();
+  if (command == "load-model") return deberta::tools::LoadModelCommand(/*load=*/true);
+  if (command == "unload-model") return deberta::tools::LoadModelCommand(/*load=*/false);
   if (command == "bench") return deberta::tools::BenchCommand();
   if (command == "engine-bench") return WithEngine(command, deberta::tools::EngineBenchCommand);
   std::cerr << "deberta-cli: unknown command '" << command << "'\n" << deberta::tools::Usage();

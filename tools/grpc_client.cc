@@ -13,6 +13,9 @@
 #include "tools/cli_help.h"
 
 ABSL_FLAG(std::string, server, "localhost:50051", "client: gRPC target of the server");
+ABSL_FLAG(std::string, model_name, "",
+          "client: the model to call, by its name on a server of several models (models lists them); "
+          "load-model, unload-model: the model to load or unload");
 ABSL_FLAG(std::string, lb, "", "client: load-balancing policy, e.g. round_robin over a headless service");
 ABSL_FLAG(bool, tls, false, "client: connect over TLS, trusting the system's CAs (implied by the other --tls_*)");
 ABSL_FLAG(std::string, tls_ca, "", "client: PEM CA bundle that signed the server's certificate");
@@ -62,6 +65,8 @@ std::string ApiKey() {
 }
 
 }  // namespace
+
+std::string ModelNameFromFlags() { return absl::GetFlag(FLAGS_model_name); }
 
 std::shared_ptr<grpc::Channel> MakeChannel() {
   grpc::ChannelArguments args;

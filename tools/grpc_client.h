@@ -9,8 +9,12 @@
 #include <grpcpp/grpcpp.h>
 
 #include <memory>
+#include <string>
 
 namespace deberta::tools {
+
+// --model_name: the model every call names (empty: the server's only one).
+std::string ModelNameFromFlags();
 
 // Exits with code 2 and a message when a TLS file cannot be read.
 std::shared_ptr<grpc::Channel> MakeChannel();

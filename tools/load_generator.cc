@@ -48,7 +48,9 @@ absl::StatusOr<std::vector<BenchText>> MakeTexts(const std::shared_ptr<grpc::Cha
   {
     grpc::ClientContext context;
     PrepareContext(&context);
-    grpc::Status status = stub->GetModelInfo(&context, {}, &info);
+    pb::GetModelInfoRequest request;
+    request.set_model(ModelNameFromFlags());
+    grpc::Status status = stub->GetModelInfo(&context, request, &info);
     if (!status.ok()) return absl::Status(static_cast<absl::StatusCode>(status.error_code()), status.error_message());
   }
   if (info.tokenizer_vocab_size() <= 5) return absl::FailedPreconditionError("the server has no tokenizer");
@@ -57,6 +59,7 @@ absl::StatusOr<std::vector<BenchText>> MakeTexts(const std::shared_ptr<grpc::Cha
   for (int i = 0; i < count; ++i) {
     const std::vector<int> ids = sequences.Next();
     pb::DetokenizeRequest request;
+    request.set_model(ModelNameFromFlags());
     *request.mutable_token_ids() = {ids.begin(), ids.end()};
     pb::DetokenizeResponse response;
     grpc::ClientContext context;
@@ -127,6 +130,7 @@ LevelResult RunLevel(const std::shared_ptr<grpc::Channel>& channel, int concurre
         const absl::Time t0 = absl::Now();
         if (fill) {
           pb::FillMaskRequest request;
+          request.set_model(ModelNameFromFlags());
           if (text != nullptr) {
             const size_t middle = text->text.find(' ', text->text.size() / 2);
             std::string masked = text->text;
@@ -141,6 +145,7 @@ LevelResult RunLevel(const std::shared_ptr<grpc::Channel>& channel, int concurre
                                [&stub](auto... args) { stub->async()->FillMask(args...); }, cancel_after);
         } else {
           pb::ClassifyRequest request;
+          request.set_model(ModelNameFromFlags());
           if (text != nullptr) {
             request.add_sequences()->set_text(text->text);
           } else {

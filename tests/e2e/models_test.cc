@@ -148,5 +148,50 @@ TEST_F(ModelRepositoryServerTest, TwoModelsByNameThenAPolledSwapAndARemovedFolde
   EXPECT_EQ(stub_->Classify(&context, classify, &response).error_code(), grpc::StatusCode::NOT_FOUND);
 }
 
+TEST(ModelRepositoryCliTest, TheCliNamesTheModelListsUnloadsAndLoads) {
+  const fs::path repository = fs::temp_directory_path() / absl::StrCat("e2e_cli_repository_", getpid());
+  fs::remove_all(repository);
+  fs::create_directories(repository / "ner");
+  fs::create_directory_symlink(CaseDir("tc_authors_gpt2"), repository / "ner" / "1");
+  fs::create_directory_symlink(CaseDir("long_cls_spm"), repository / "guard");  // A checkpoint folder: version 1.
+  const fs::path admin = repository.string() + ".admin";
+  std::ofstream(admin) << "admin-secret\n";
+  ServerProcess server;
+  ASSERT_TRUE(server.Start(DEBERTA_SERVER_BINARY,
+                           {"--model_repository=" + repository.string(), "--model_control=explicit",
+                            "--admin_api_keys_file=" + admin.string(), "--listen_address=127.0.0.1", "--port=0",
+                            "--metrics_port=0", "--threads=2"}));
+  int port = 0, metrics_port = 0;
+  const std::string banner = server.ReadLine();
+  ASSERT_TRUE(ParseBannerPorts(banner, &port, &metrics_port)) << banner;
+  auto cli = [port](const std::string& args) {
+    return RunCommand(absl::StrCat(DEBERTA_CLI_BINARY, " ", args, " --server=127.0.0.1:", port));
+  };
+  CommandResult models = cli("models");
+  ASSERT_EQ(models.exit_code, 0) << models.output;
+  EXPECT_THAT(models.output, HasSubstr("guard v1 MODEL_STATE_READY classify cpu float32"));
+  EXPECT_THAT(models.output, HasSubstr("ner v1 MODEL_STATE_READY token_classification"));
+  CommandResult entities = cli("classify-tokens --model_name=ner --text='Alice moved to Paris.'");
+  EXPECT_EQ(entities.exit_code, 0) << entities.output;
+  CommandResult info = cli("info --model_name=guard");
+  EXPECT_THAT(info.output, HasSubstr("model_name: \"guard\""));
+  // Without the admin key: refused. With it: unloaded, then loaded again.
+  EXPECT_NE(cli("unload-model --model_name=ner").exit_code, 0);
+  CommandResult unloaded = cli("unload-model --model_name=ner --api_key=admin-secret");
+  ASSERT_EQ(unloaded.exit_code, 0) << unloaded.output;
+  EXPECT_THAT(unloaded.output, HasSubstr("ner v1 MODEL_STATE_UNAVAILABLE"));
+  CommandResult refused = cli("classify-tokens --model_name=ner --text='Alice moved to Paris.'");
+  EXPECT_NE(refused.exit_code, 0);
+  EXPECT_THAT(refused.output, HasSubstr("UNAVAILABLE"));
+  CommandResult loaded = cli("load-model --model_name=ner --api_key=admin-secret");
+  ASSERT_EQ(loaded.exit_code, 0) << loaded.output;
+  EXPECT_THAT(loaded.output, HasSubstr("ner v1 MODEL_STATE_READY"));
+  EXPECT_EQ(cli("classify-tokens --model_name=ner --text='Alice moved to Paris.'").exit_code, 0);
+  server.Signal(SIGTERM);
+  EXPECT_EQ(server.Wait(), 0);
+  fs::remove_all(repository);
+  fs::remove(admin);
+}
+
 }  // namespace
 }  // namespace deberta::testing
