@@ -10,7 +10,9 @@ import json
 import math
 import os
 import re
+import shutil
 import subprocess
+import tempfile
 import unittest
 import urllib.request
 
@@ -32,10 +34,11 @@ def same(a, b):
 class Server:
     """A deberta-server on `model`, with its gRPC and HTTP ports."""
 
-    def __init__(self, model):
+    def __init__(self, model, repository=None):
+        source = ["--model_repository=" + repository] if repository else ["--model=" + model]
         self.process = subprocess.Popen(
-            [os.environ["DEBERTA_SERVER_BINARY"], "--model=" + model, "--listen_address=127.0.0.1", "--port=0",
-             "--metrics_port=-1", "--http_port=0", "--threads=1"],
+            [os.environ["DEBERTA_SERVER_BINARY"]] + source + ["--listen_address=127.0.0.1", "--port=0",
+                                                              "--metrics_port=-1", "--http_port=0", "--threads=2"],
             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
         banner = self.process.stdout.readline()
         self.port = int(re.search(r":(\d+), metrics on", banner).group(1))
@@ -110,6 +113,36 @@ class GoExampleTest(unittest.TestCase):
                 self.assertEqual(g["end"], h.get("end", 0))
         finally:
             server.stop()
+
+    def test_a_model_named_in_a_repository(self):
+        # Two golden task models in one repository; -model names the token classifier.
+        work = tempfile.mkdtemp()
+        tasks = os.environ["DEBERTA_GOLDEN_TASKS_DIR"]
+        os.makedirs(os.path.join(work, "ner"))
+        os.symlink(os.path.join(tasks, "tc_authors_gpt2"), os.path.join(work, "ner", "1"))
+        os.symlink(os.path.join(tasks, "rerank_spm"), os.path.join(work, "ranker"))
+        server = Server(None, repository=work)
+        try:
+            text = "John Smith flew to Paris."
+            run = server.example(text, "-model=ner")
+            self.assertEqual(run.returncode, 0, run.stderr)
+            printed = dict(line.split(" ", 1) for line in run.stdout.splitlines())
+            self.assertEqual(sorted(printed), ["ClassifyTokens", "GetModelInfo", "ListModels"])
+            self.assertEqual([m["name"] for m in json.loads(printed["ListModels"])["models"]], ["ner", "ranker"])
+            self.assertEqual(json.loads(printed["GetModelInfo"])["modelName"], "ner")
+            answer = server.post("/v1/models/ner/classify-tokens", {"sequences": [{"text": text}],
+                                                                    "aggregation": "AGGREGATION_FIRST",
+                                                                    "keepAllLabels": True})
+            got = json.loads(printed["ClassifyTokens"])
+            self.assertEqual([e["label"] for e in got["results"][0]["entities"]],
+                             [e["label"] for e in answer["results"][0]["entities"]])
+            unnamed = server.example(text)  # Two models and none named: refused, naming them.
+            self.assertEqual(unnamed.returncode, 1)
+            self.assertIn("InvalidArgument", unnamed.stderr)
+            self.assertIn("(ner, ranker)", unnamed.stderr)
+        finally:
+            server.stop()
+            shutil.rmtree(work, ignore_errors=True)
 
     def test_a_reranker_orders_the_documents(self):
         # The golden reranker: its Rerank answer equals the JSON API's.

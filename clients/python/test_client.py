@@ -8,11 +8,14 @@ the generated stubs and this folder, and DEBERTA_SERVER_BINARY.
 import json
 import os
 import re
+import shutil
 import subprocess
+import tempfile
 import unittest
 
 import grpc
 
+from deberta.serving.v1 import inference_pb2 as pb
 from deberta_serve import Client
 
 
@@ -99,6 +102,49 @@ class ClientTest(unittest.TestCase):
         with self.assertRaises(grpc.RpcError) as raised:  # The demo model has 3 labels: no reranker.
             self.client.rerank("q", ["d"])
         self.assertEqual(raised.exception.code(), grpc.StatusCode.FAILED_PRECONDITION)
+
+    def test_models_by_name_in_a_repository(self):
+        # Two golden task models in one repository, explicit control with an admin key.
+        work = tempfile.mkdtemp()
+        tasks = os.environ["DEBERTA_GOLDEN_TASKS_DIR"]
+        os.makedirs(os.path.join(work, "models", "ner"))
+        os.symlink(os.path.join(tasks, "tc_authors_gpt2"), os.path.join(work, "models", "ner", "1"))
+        os.symlink(os.path.join(tasks, "rerank_spm"), os.path.join(work, "models", "ranker"))
+        with open(os.path.join(work, "admin_keys"), "w") as f:
+            f.write("admin-secret\n")
+        server = subprocess.Popen(
+            [os.environ["DEBERTA_SERVER_BINARY"], "--model_repository=" + os.path.join(work, "models"),
+             "--model_control=explicit", "--admin_api_keys_file=" + os.path.join(work, "admin_keys"),
+             "--listen_address=127.0.0.1", "--port=0", "--metrics_port=-1", "--threads=2"],
+            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        try:
+            port = int(re.search(r":(\d+), metrics", server.stdout.readline()).group(1))
+            with Client("127.0.0.1:%d" % port, timeout=30, retries=0) as client:
+                listed = client.list_models()
+                self.assertEqual([(m.name, m.state) for m in listed.models],
+                                 [("ner", pb.MODEL_STATE_READY), ("ranker", pb.MODEL_STATE_READY)])
+                ner = client.for_model("ner")
+                self.assertEqual(ner.model_info().model_name, "ner")
+                self.assertGreater(len(ner.classify_tokens(["John Smith flew to Paris."]).results[0].entities), 0)
+                ranked = client.for_model("ranker").rerank("q", ["a document", "another one"])
+                self.assertEqual(len(ranked.results), 2)
+                with self.assertRaises(grpc.RpcError) as raised:  # Several models: name one.
+                    client.classify(["text"])
+                self.assertEqual(raised.exception.code(), grpc.StatusCode.INVALID_ARGUMENT)
+                with self.assertRaises(grpc.RpcError) as raised:  # Not an admin key.
+                    client.unload_model("ner")
+                self.assertEqual(raised.exception.code(), grpc.StatusCode.UNAUTHENTICATED)
+            with Client("127.0.0.1:%d" % port, timeout=30, retries=0, api_key="admin-secret") as admin:
+                self.assertEqual(admin.unload_model("ner").state, pb.MODEL_STATE_UNAVAILABLE)
+                with self.assertRaises(grpc.RpcError) as raised:
+                    admin.for_model("ner").model_info()
+                self.assertEqual(raised.exception.code(), grpc.StatusCode.UNAVAILABLE)
+                self.assertEqual(admin.load_model("ner").state, pb.MODEL_STATE_READY)
+                self.assertEqual(admin.for_model("ner").model_info().version, 1)
+        finally:
+            server.terminate()
+            server.wait(timeout=30)
+            shutil.rmtree(work, ignore_errors=True)
 
     def test_bad_input_is_raised_at_once_without_retries(self):
         slept = []

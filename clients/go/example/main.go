@@ -32,6 +32,7 @@ func main() {
 	documents := flag.String("documents", "Paris is the capital of France.|The Nile is a river in Africa.",
 		"a reranker's documents for -text as the query, separated by '|'")
 	deadline := flag.Duration("deadline", 10*time.Second, "the deadline of each call")
+	model := flag.String("model", "", "the model to call on a server of several (they are listed first); empty: its only one")
 	flag.Parse()
 
 	// Plaintext, as the demo server listens; use grpc.WithTransportCredentials
@@ -62,9 +63,14 @@ func main() {
 	}
 
 	sequence := &servingv1.Sequence{Text: *text}
+	if *model != "" {
+		call("ListModels", func(ctx context.Context) (proto.Message, error) {
+			return client.ListModels(ctx, &servingv1.ListModelsRequest{})
+		})
+	}
 	var info *servingv1.ModelInfo
 	call("GetModelInfo", func(ctx context.Context) (proto.Message, error) {
-		answer, err := client.GetModelInfo(ctx, &servingv1.GetModelInfoRequest{})
+		answer, err := client.GetModelInfo(ctx, &servingv1.GetModelInfoRequest{Model: *model})
 		info = answer
 		return answer, err
 	})
@@ -74,25 +80,25 @@ func main() {
 			topK = int32(len(info.Labels))
 		}
 		call("Classify", func(ctx context.Context) (proto.Message, error) {
-			return client.Classify(ctx, &servingv1.ClassifyRequest{Sequences: []*servingv1.Sequence{sequence}, TopK: topK})
+			return client.Classify(ctx, &servingv1.ClassifyRequest{Model: *model, Sequences: []*servingv1.Sequence{sequence}, TopK: topK})
 		})
 	}
 	if info.HasFillMask {
 		call("FillMask", func(ctx context.Context) (proto.Message, error) {
-			return client.FillMask(ctx, &servingv1.FillMaskRequest{
+			return client.FillMask(ctx, &servingv1.FillMaskRequest{Model: *model,
 				Sequences: []*servingv1.FillMaskSequence{{Sequence: sequence}}, TopK: 3})
 		})
 	}
 	if info.HasTokenClassifier {
 		call("ClassifyTokens", func(ctx context.Context) (proto.Message, error) {
-			return client.ClassifyTokens(ctx, &servingv1.ClassifyTokensRequest{
+			return client.ClassifyTokens(ctx, &servingv1.ClassifyTokensRequest{Model: *model,
 				Sequences: []*servingv1.Sequence{sequence}, Aggregation: servingv1.Aggregation_AGGREGATION_FIRST,
 				KeepAllLabels: true})
 		})
 	}
 	if info.IsReranker {
 		call("Rerank", func(ctx context.Context) (proto.Message, error) {
-			return client.Rerank(ctx, &servingv1.RerankRequest{
+			return client.Rerank(ctx, &servingv1.RerankRequest{Model: *model,
 				Query: *text, Documents: strings.Split(*documents, "|"), ReturnDocuments: true})
 		})
 	}

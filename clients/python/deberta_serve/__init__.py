@@ -14,6 +14,7 @@ RESOURCE_EXHAUSTED (a full queue); other errors are raised at once as
 grpc.RpcError. Stubs are generated from proto/ by the build into
 build/clients/python (protoc with Debian's grpc_python_plugin).
 """
+import copy
 import random
 import time
 from typing import Callable, Iterable, List, Optional, Sequence, TypeVar, Union
@@ -46,7 +47,10 @@ class Client:
     def __init__(self, target: str, *, timeout: float = 30.0, retries: int = 3, backoff: float = 0.1,
                  round_robin: bool = False, api_key: Optional[str] = None, tls: bool = False,
                  tls_ca: Optional[str] = None, tls_cert: Optional[str] = None, tls_key: Optional[str] = None,
-                 tls_server_name: Optional[str] = None, sleep: Callable[[float], None] = time.sleep):
+                 tls_server_name: Optional[str] = None, sleep: Callable[[float], None] = time.sleep,
+                 model: str = ""):
+        """`model` names the model every call runs on, for a server of several (list_models);
+        empty: the server's only one."""
         options = [("grpc.max_receive_message_length", 64 << 20)]
         if round_robin:
             options.append(("grpc.lb_policy_name", "round_robin"))
@@ -60,6 +64,13 @@ class Client:
         self._stub = pb_grpc.InferenceServiceStub(self._channel)
         self._metadata = [("authorization", "Bearer " + api_key)] if api_key else []
         self._timeout, self._retries, self._backoff, self._sleep = timeout, retries, backoff, sleep
+        self._model = model
+
+    def for_model(self, model: str) -> "Client":
+        """A client on the same channel whose calls name `model` (closing either closes both)."""
+        other = copy.copy(self)
+        other._model = model
+        return other
 
     def close(self) -> None:
         self._channel.close()
@@ -99,7 +110,7 @@ class Client:
 
     def classify(self, inputs: Iterable[Input], top_k: int = 0, windows: bool = False, stride: int = 0,
                  aggregate: str = "max", max_length: int = 0) -> "pb.ClassifyResponse":
-        request = pb.ClassifyRequest(sequences=[self._sequence(v) for v in inputs], top_k=top_k,
+        request = pb.ClassifyRequest(model=self._model, sequences=[self._sequence(v) for v in inputs], top_k=top_k,
                                      max_length=max_length, long_input=self._long_input(windows, stride, aggregate))
         return self.call(self._stub.Classify, request)
 
@@ -108,11 +119,11 @@ class Client:
         sequences = [pb.FillMaskSequence(sequence=self._sequence(v)) for v in inputs]
         for sequence, chosen in zip(sequences, positions or []):
             sequence.positions.extend(chosen)
-        return self.call(self._stub.FillMask, pb.FillMaskRequest(sequences=sequences, top_k=top_k))
+        return self.call(self._stub.FillMask, pb.FillMaskRequest(model=self._model, sequences=sequences, top_k=top_k))
 
     def zero_shot(self, text: str, labels: Sequence[str], multi_label: bool = False, windows: bool = False,
                   stride: int = 0, aggregate: str = "max", max_length: int = 0) -> "pb.ZeroShotClassifyResponse":
-        request = pb.ZeroShotClassifyRequest(text=text, candidate_labels=list(labels), multi_label=multi_label,
+        request = pb.ZeroShotClassifyRequest(model=self._model, text=text, candidate_labels=list(labels), multi_label=multi_label,
                                              max_length=max_length,
                                              long_input=self._long_input(windows, stride, aggregate))
         return self.call(self._stub.ZeroShotClassify, request)
@@ -122,7 +133,7 @@ class Client:
                max_length: int = 0) -> "pb.RerankResponse":
         """The documents by relevance to the query (a reranker: a one-label cross-encoder), highest
         first, the first top_n (0: all); scores are sigmoid(logit), or the logit with raw_scores."""
-        request = pb.RerankRequest(query=query, documents=list(documents), top_n=top_n, raw_scores=raw_scores,
+        request = pb.RerankRequest(model=self._model, query=query, documents=list(documents), top_n=top_n, raw_scores=raw_scores,
                                    return_documents=return_documents, max_length=max_length,
                                    long_input=self._long_input(windows, stride, aggregate))
         return self.call(self._stub.Rerank, request)
@@ -133,6 +144,7 @@ class Client:
         """Entities of each text (or token ids) from a token classifier: aggregation is none, simple,
         first, average or max; windows runs long texts in windows of max_length sharing stride tokens."""
         request = pb.ClassifyTokensRequest(
+            model=self._model,
             sequences=[self._sequence(v) for v in inputs],
             aggregation=pb.Aggregation.Value("AGGREGATION_" + aggregation.upper()),
             ignore_labels=list(ignore_labels), keep_all_labels=keep_all_labels, max_length=max_length,
@@ -140,10 +152,23 @@ class Client:
         return self.call(self._stub.ClassifyTokens, request)
 
     def tokenize(self, text: str, text_pair: Optional[str] = None) -> "pb.TokenizeResponse":
-        request = pb.TokenizeRequest(text=text)
+        request = pb.TokenizeRequest(model=self._model, text=text)
         if text_pair is not None:
             request.text_pair = text_pair
         return self.call(self._stub.Tokenize, request)
 
     def model_info(self) -> "pb.ModelInfo":
-        return self.call(self._stub.GetModelInfo, pb.GetModelInfoRequest())
+        return self.call(self._stub.GetModelInfo, pb.GetModelInfoRequest(model=self._model))
+
+    def list_models(self) -> "pb.ListModelsResponse":
+        """The server's models: name, version, task, state (MODEL_STATE_READY, ...), error, dtype, device."""
+        return self.call(self._stub.ListModels, pb.ListModelsRequest())
+
+    def load_model(self, model: str) -> "pb.ModelStatus":
+        """Loads `model` from the server's repository, or swaps in its newest version
+        (--model_control=explicit; the client's api_key must be an admin key)."""
+        return self.call(self._stub.LoadModel, pb.LoadModelRequest(model=model))
+
+    def unload_model(self, model: str) -> "pb.ModelStatus":
+        """Unloads `model` once its accepted calls are answered (an admin key, as load_model)."""
+        return self.call(self._stub.UnloadModel, pb.UnloadModelRequest(model=model))
