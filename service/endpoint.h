@@ -68,6 +68,14 @@ inline constexpr char kModelRoutePrefix[] = "/v1/models/";
 // The `endpoint` label value: "classify", "fill_mask", ...
 const char* EndpointName(Endpoint endpoint);
 
+// The route of the proto method `rpc`; REQUIRES: the table has one.
+constexpr const Route& RouteOf(std::string_view rpc) {
+  for (const Route& route : kRoutes) {
+    if (route.rpc == rpc) return route;
+  }
+  return kRoutes[0];
+}
+
 // The HTTP path of the proto method `rpc`, or empty when the table has none.
 constexpr std::string_view JsonPath(std::string_view rpc) {
   for (const Route& route : kRoutes) {

@@ -202,10 +202,24 @@ absl::StatusOr<std::string> MakeOpenApiDocument(const OpenApiOptions& options, s
            {{"description", "The answer."},
             {"content", {{"application/json", {{"schema", {{"$ref", SchemaRef(*method.output_type())}}}}}}}}},
           {"default", ErrorResponse()}}}};
+    if (IsModelEndpoint(RouteOf(method.name()).endpoint)) {
+      // The same call with the model in the path (json_api.cc).
+      json per_model = operation;
+      per_model["operationId"] = absl::StrCat(method.name(), "OfModel");
+      per_model["parameters"].push_back(
+          {{"name", "model"},
+           {"in", "path"},
+           {"required", true},
+           {"description", "The model's name (ListModels); the body's model field, if set, must be the same."},
+           {"schema", {{"type", "string"}}}});
+      paths[absl::StrCat(kModelRoutePrefix, "{model}", std::string(path.substr(3)))] = {{"post", std::move(per_model)}};
+    }
     paths[std::string(path)] = {{"post", std::move(operation)}};
   }
   paths[kLivePath] = HealthOperation("Liveness: the process answers.");
-  paths[kReadyPath] = HealthOperation("Readiness: the model is loaded and warmed up, and the server is not draining.");
+  paths[kReadyPath] = HealthOperation(
+      "Readiness: every model is loaded and warmed up and the server is not draining; with ?model=NAME, that "
+      "model is (404 for a model the server does not know).");
   paths[kOpenApiPath] = {{"get",
                           {{"summary", "This document."},
                            {"tags", {"meta"}},
