@@ -2,7 +2,7 @@
 # Offline checks of the deployment files (a CTest test, label "deploy"):
 #   * promtool: the rules and the example config parse; the alert unit tests pass;
 #   * the PrometheusRule in the base is in sync with deploy/prometheus/rules.yaml;
-#   * kustomize: both overlays build, and every object passes its Kubernetes
+#   * kustomize: the overlays build, and every object passes its Kubernetes
 #     (or Prometheus-operator) schema;
 #   * the Dockerfiles lint clean.
 set -euo pipefail
@@ -22,7 +22,7 @@ node deploy/tools/prometheus_rule.mjs --check
 
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
-for overlay in cpu gpu cpu-tls; do
+for overlay in cpu gpu cpu-tls multi-model; do
   echo "== kustomize overlays/$overlay"
   kubectl kustomize "deploy/kubernetes/overlays/$overlay" >"$out/$overlay.yaml"
   node deploy/tools/validate_manifests.mjs <"$out/$overlay.yaml"
@@ -45,6 +45,12 @@ expect cpu-tls "secretName: deberta-serve-tls" yes
 expect cpu-tls "grpc:\s*$" no
 expect cpu-tls "scheme: https" yes
 expect cpu "--tls_cert" no
+# The multi-model overlay: a repository filled by an init container.
+expect multi-model "--model_repository=/models" yes
+expect multi-model "--model=demo" no
+expect multi-model "initContainers:" yes
+expect multi-model "image: registry.example.com/deberta-models:" yes
+expect cpu "initContainers:" no
 
 echo "== Dockerfiles"
 node deploy/tools/lint_dockerfiles.mjs docker/Dockerfile docker/Dockerfile.cuda
