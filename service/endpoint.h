@@ -59,7 +59,7 @@ static_assert(std::size(kRoutes) == kNumEndpoints, "every endpoint has one route
 
 // Whether the endpoint's requests run on a model (its `model` field names
 // it); ListModels, LoadModel and UnloadModel act on the server's models.
-inline bool IsModelEndpoint(Endpoint endpoint) { return static_cast<int>(endpoint) < 8; }
+inline bool IsModelEndpoint(Endpoint endpoint) { return endpoint < Endpoint::kListModels; }
 
 // Where a model's routes also are: /v1/models/{model} followed by the
 // route's path without its "/v1" (/v1/models/ner/classify-tokens).

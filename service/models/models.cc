@@ -178,8 +178,11 @@ absl::Status Models::Publish(const ServedModel::Options& options, LoadedModel lo
     SetState(options.name, entry, ModelState::kReady);
   }
   LOG(INFO) << "model " << options.name << " version " << options.version << " ready ("
-            << model->info().dtype << ", " << model->info().device << ", estimated "
-            << Mebibytes(options.memory_estimate_bytes) << " MiB)"
+            << model->info().dtype << ", " << model->info().device
+            << (options.memory_estimate_bytes > 0
+                    ? absl::StrCat(", estimated ", Mebibytes(options.memory_estimate_bytes), " MiB")
+                    : std::string())
+            << ")"
             << (old != nullptr ? absl::StrCat("; version ", old->version(), " retires") : "");
   if (listener_) listener_(options.name, true);
   if (old != nullptr) Retire(std::move(old));
