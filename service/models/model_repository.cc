@@ -250,10 +250,13 @@ absl::Status DivideThreads(std::vector<ModelSource>& models, int cores, bool all
   }
   const int left = cores - claimed;
   if (!allow_oversubscription && (left < 0 || (sharing > 0 && left < sharing))) {
+    std::vector<std::string> parts;
+    if (!described.empty()) parts.push_back(absl::StrCat("threads set: ", absl::StrJoin(described, ", ")));
+    if (sharing > 0) parts.push_back(absl::StrCat(sharing, " more models that need at least one each"));
     return absl::InvalidArgumentError(absl::StrCat(
-        "the models' CPU threads (", absl::StrJoin(described, ", "), sharing > 0 ? absl::StrCat(", and ", sharing, " models that need at least one each") : "",
-        ") exceed the machine's ", cores, " cores; lower their serving.json \"threads\", or start with "
-        "--allow_thread_oversubscription"));
+        "the models' CPU threads (", absl::StrJoin(parts, "; "), ") exceed the ", cores,
+        " cores the server may use (--threads); lower their serving.json \"threads\", raise --threads, or "
+        "start with --allow_thread_oversubscription"));
   }
   int index = 0;
   for (ModelSource& m : models) {

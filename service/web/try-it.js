@@ -3,15 +3,22 @@
 // the answers as tables, with a bar per probability, and the text of a
 // token classification with its entities highlighted. Only the forms of
 // the heads the model has are shown. Text goes to the server's tokenizer;
-// token ids are sent as they are.
+// token ids are sent as they are. On a server of several models a model
+// selector (from GET /v1/models) names the model of every call.
 "use strict";
 
 const $ = (id) => document.getElementById(id);
 
-async function callApi(path, body) {
-  const headers = { "Content-Type": "application/json" };
+function authorization() {
   const key = $("api-key").value.trim();
-  if (key) headers.Authorization = `Bearer ${key}`;
+  return key ? { Authorization: `Bearer ${key}` } : {};
+}
+
+async function callApi(path, body) {
+  const headers = { "Content-Type": "application/json", ...authorization() };
+  // The chosen model, on a server of several (empty: its only one).
+  const model = $("model-select").value;
+  if (model) body = { ...body, model };
   const response = await fetch(path, { method: "POST", headers, body: JSON.stringify(body) });
   const answer = await response.json();
   if (!response.ok) throw new Error(`${answer.code}: ${answer.message}`);
@@ -55,6 +62,31 @@ function sequenceFrom(textId, idsId) {
   const tokenIds = parseIds($(idsId).value);
   if (tokenIds) return { tokenIds };
   throw new Error("type a text or token ids");
+}
+
+// Lists the server's models; with more than one, shows the selector (its
+// ready models) and chooses the first.
+async function loadModels() {
+  try {
+    const response = await fetch("/v1/models", { headers: authorization() });
+    const answer = await response.json();
+    if (!response.ok) throw new Error(`${answer.code}: ${answer.message}`);
+    const ready = (answer.models || []).filter((m) => m.state === "MODEL_STATE_READY");
+    const select = $("model-select");
+    select.textContent = "";
+    if (ready.length > 1) {
+      for (const m of ready) {
+        const option = document.createElement("option");
+        option.value = m.name;
+        option.textContent = `${m.name} (version ${m.version}, ${m.task})`;
+        select.appendChild(option);
+      }
+    }
+    $("model-choice").hidden = ready.length <= 1;
+  } catch (error) {
+    showError("model-error", error);
+  }
+  await loadModel();
 }
 
 async function loadModel() {
@@ -220,6 +252,7 @@ document.addEventListener("DOMContentLoaded", () => {
   $("fill-mask-form").addEventListener("submit", fillMask);
   $("entities-form").addEventListener("submit", findEntities);
   $("rerank-form").addEventListener("submit", rerank);
-  $("api-key").addEventListener("change", loadModel);
-  loadModel();
+  $("api-key").addEventListener("change", loadModels);
+  $("model-select").addEventListener("change", loadModel);
+  loadModels();
 });

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 
@@ -138,10 +139,15 @@ TEST_F(WebTest, TryItPageRendersWhatTheApiAnswers) {
 // A deberta-server on a golden task case with the JSON API, for the task forms.
 class TaskPage {
  public:
-  explicit TaskPage(const std::string& name) {
-    const std::string model = std::string(CMAKE_SOURCE_DIR) + "/tests/golden_tasks/" + name;
-    started_ = server_.Start(DEBERTA_SERVER_BINARY, {"--model=" + model, "--listen_address=127.0.0.1", "--port=0",
-                                                     "--metrics_port=-1", "--http_port=0", "--threads=1"});
+  explicit TaskPage(const std::string& name)
+      : TaskPage(std::vector<std::string>{"--model=" + std::string(CMAKE_SOURCE_DIR) + "/tests/golden_tasks/" + name,
+                                          "--threads=1"}) {}
+  // A server with these flags besides the ports (e.g. a model repository).
+  explicit TaskPage(std::vector<std::string> flags) {
+    for (const char* flag : {"--listen_address=127.0.0.1", "--port=0", "--metrics_port=-1", "--http_port=0"}) {
+      flags.push_back(flag);
+    }
+    started_ = server_.Start(DEBERTA_SERVER_BINARY, flags);
     int http_port = 0;
     started_ = started_ && ParseBannerHttpPort(server_.ReadLine(), &http_port);
     base = absl::StrCat("http://127.0.0.1:", http_port);
@@ -208,6 +214,35 @@ TEST_F(WebTest, EntitiesViewHighlightsWhatTheApiFinds) {
   // Each entity's own characters are marked, with its label; the text reads as sent.
   EXPECT_EQ(page["marks"], marks);
   EXPECT_EQ(page["highlightedText"], text);
+}
+
+TEST_F(WebTest, AModelSelectorOnAServerOfSeveralNamesTheModelOfEveryCall) {
+  // Two models (the golden GPT-2 token classifier under two names) in a repository.
+  const std::string repository = absl::StrCat(::testing::TempDir(), "/web-repository-", getpid());
+  std::filesystem::remove_all(repository);
+  std::filesystem::create_directories(repository);
+  const std::string checkpoint = std::string(CMAKE_SOURCE_DIR) + "/tests/golden_tasks/tc_authors_gpt2";
+  std::filesystem::create_directory_symlink(checkpoint, repository + "/ner");
+  std::filesystem::create_directory_symlink(checkpoint, repository + "/pii");
+  {
+    TaskPage server(std::vector<std::string>{"--model_repository=" + repository, "--threads=2"});
+    ASSERT_TRUE(server.started());
+    const std::string text = "Maria Lopez joined the finance team in Vienna last May.";
+    const json page = server.Drive(
+        {{"model", "pii"}, {"entities", {{"text", text}, {"aggregation", "AGGREGATION_FIRST"}}}},
+        "try-it-models.png");
+    ASSERT_FALSE(page.is_discarded());
+    EXPECT_TRUE(page["problems"].empty()) << page["problems"].dump();
+    EXPECT_EQ(page["models"], json({"ner", "pii"}));
+    EXPECT_EQ(page["shown"]["entities"], true);
+    const json answer = server.Post("/v1/models/pii/classify-tokens",
+                                    {{"sequences", {{{"text", text}}}}, {"aggregation", "AGGREGATION_FIRST"}});
+    const json& entities = answer["results"][0]["entities"];
+    ASSERT_GT(entities.size(), 0u);
+    ASSERT_EQ(page["entities"].size(), entities.size());
+    for (size_t i = 0; i < entities.size(); ++i) EXPECT_EQ(page["entities"][i][0], entities[i]["label"]);
+  }
+  std::filesystem::remove_all(repository);
 }
 
 TEST_F(WebTest, RerankFormListsTheDocumentsInTheApisOrder) {

@@ -10,6 +10,8 @@
 //   node try_it_tasks.mjs <base URL> <input.json> <screenshot.png>
 //   input.json: {"entities": {"text": ..., "aggregation": "AGGREGATION_FIRST"}}
 //            or {"rerank": {"query": ..., "documents": [...], "topN": 3}}
+//            with "model": NAME on a server of several: chosen in the page's
+//            selector first (the page's options are reported as "models")
 import { readFileSync } from "node:fs";
 import puppeteer from "puppeteer-core";
 
@@ -35,10 +37,18 @@ try {
   page.on("pageerror", (error) => problems.push(`page: ${error.message}`));
   await page.goto(`${base}/`, { waitUntil: "networkidle0" });
   await page.waitForSelector("#model-info tbody tr");
+  const result = { problems, shown: {} };
+  if (input.model) {
+    result.models = await page.$$eval("#model-select option", (options) => options.map((o) => o.value));
+    await page.select("#model-select", input.model);
+    await page.waitForFunction(
+      (name) => [...document.querySelectorAll("#model-info tbody tr")].some(
+        (tr) => tr.cells[0].textContent === "Model" && tr.cells[1].textContent === name),
+      {}, input.model);
+  }
 
   const rows = (selector) =>
     page.$$eval(`${selector} tbody tr`, (trs) => trs.map((tr) => [...tr.cells].map((td) => td.textContent)));
-  const result = { problems, shown: {} };
   for (const section of ["classify", "fill-mask", "entities", "rerank"]) {
     result.shown[section] = await page.$eval(`#${section}-section`, (element) => !element.hidden);
   }
