@@ -35,19 +35,17 @@ import sys
 import tempfile
 import threading
 import time
-import urllib.request
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-BUILD = os.environ.get("BUILD", os.path.join(ROOT, "build"))
-SERVER = os.environ.get("SERVER", os.path.join(BUILD, "service", "deberta-server"))
-CLI = os.environ.get("CLI", os.path.join(BUILD, "deberta-cli"))
-MODEL = os.environ.get("MODEL_DIR", os.path.join(BUILD, "bench-models", "deberta-v3-base-random"))
+import reliability  # Its Server's memory and metrics readers (this folder).
+
+ROOT, SERVER, CLI, MODEL = reliability.ROOT, reliability.SERVER, reliability.CLI, reliability.MODEL
 PHASE = int(os.environ.get("PHASE", "20"))  # Seconds per load phase.
 SEQUENCE = "1 100 200 300 400 500 600 700 2"  # The fixed input of the answer check.
 
 
-class Server:
-    """deberta-server on a repository, as a child process; ports from its banner."""
+class Server(reliability.Server):
+    """deberta-server on a repository, as a child process; ports from its
+    banner; memory and metrics as reliability.Server reads them."""
 
     def __init__(self, work, name, repository, *flags):
         self.log = open(os.path.join(work, name + ".log"), "w")
@@ -63,28 +61,12 @@ class Server:
         self.port, self.metrics_port = int(m.group(1)), int(m.group(2))
         self.target = "127.0.0.1:%d" % self.port
 
-    def rss_mb(self, field="VmRSS"):
-        with open("/proc/%d/status" % self.proc.pid) as f:
-            for line in f:
-                if line.startswith(field + ":"):
-                    return int(line.split()[1]) / 1024
-        return float("nan")
-
-    def metric(self, prefix):
-        text = urllib.request.urlopen("http://127.0.0.1:%d/metrics" % self.metrics_port, timeout=10).read().decode()
-        return sum(float(line.rsplit(" ", 1)[1]) for line in text.splitlines() if line.startswith(prefix))
-
     def cli(self, *args):
         return subprocess.run([CLI] + list(args) + ["--server=" + self.target], capture_output=True, text=True)
 
     def versions(self):
         out = self.cli("models", "--json")
         return {m["name"]: int(m.get("version", 0)) for m in json.loads(out.stdout)["models"]}
-
-    def stop(self):
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            self.proc.wait(timeout=60)
 
 
 def bench_args(target, model, *flags):

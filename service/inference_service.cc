@@ -70,28 +70,13 @@ InferenceServiceImpl::InferenceServiceImpl(Models* models, const Options& option
       access_log_(borrowed.access_log),
       metrics_(borrowed.metrics) {}
 
-void InferenceServiceImpl::StopAccepting() {
-  absl::MutexLock lock(&calls_mu_);
-  accepting_ = false;
-}
+void InferenceServiceImpl::StopAccepting() { calls_.StopAccepting(); }
 
-bool InferenceServiceImpl::TryAcceptCall() {
-  absl::MutexLock lock(&calls_mu_);
-  if (!accepting_) return false;
-  ++accepted_calls_;
-  return true;
-}
+bool InferenceServiceImpl::TryAcceptCall() { return calls_.TryAccept(); }
 
-void InferenceServiceImpl::CallDone() {
-  absl::MutexLock lock(&calls_mu_);
-  --accepted_calls_;
-}
+void InferenceServiceImpl::CallDone() { calls_.Done(); }
 
-bool InferenceServiceImpl::AwaitNoOpenCalls(absl::Time deadline) {
-  absl::MutexLock lock(&calls_mu_);
-  return calls_mu_.AwaitWithDeadline(
-      absl::Condition(+[](int* open) { return *open == 0; }, &accepted_calls_), deadline);
-}
+bool InferenceServiceImpl::AwaitNoOpenCalls(absl::Time deadline) { return calls_.AwaitNone(deadline); }
 
 absl::Status InferenceServiceImpl::Authorize(const grpc::CallbackServerContext& context, bool admin) const {
   if (admin && admin_keys_ == nullptr) {

@@ -16,7 +16,6 @@
 #include <string>
 #include <vector>
 
-#include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "deberta/serving/v1/inference.grpc.pb.h"
 #include "model/engine.h"
@@ -26,6 +25,7 @@
 #include "service/batcher.h"
 #include "service/metrics.h"
 #include "service/models/models.h"
+#include "service/open_calls.h"
 #include "service/request_builder.h"
 #include "service/tasks/task.h"
 
@@ -155,9 +155,7 @@ class InferenceServiceImpl final : public serving::v1::InferenceService::Callbac
   const ApiKeys* const admin_keys_;  // May be null (no admin calls).
   AccessLog* const access_log_;    // May be null (no access log).
   ServiceMetrics* const metrics_;  // May be null.
-  absl::Mutex calls_mu_;
-  bool accepting_ ABSL_GUARDED_BY(calls_mu_) = true;
-  int accepted_calls_ ABSL_GUARDED_BY(calls_mu_) = 0;  // Accepted and not yet done.
+  OpenCalls calls_;  // Accepted and not yet done.
 };
 
 }  // namespace deberta::service

@@ -98,27 +98,4 @@ std::string ServedModel::Task() const {
   return absl::StrJoin(tasks, ",");
 }
 
-bool ServedModel::TryAcceptCall() {
-  absl::MutexLock lock(&calls_mu_);
-  if (!accepting_) return false;
-  ++open_calls_;
-  return true;
-}
-
-void ServedModel::CallDone() {
-  absl::MutexLock lock(&calls_mu_);
-  --open_calls_;
-}
-
-void ServedModel::StopAccepting() {
-  absl::MutexLock lock(&calls_mu_);
-  accepting_ = false;
-}
-
-bool ServedModel::AwaitNoOpenCalls(absl::Time deadline) {
-  absl::MutexLock lock(&calls_mu_);
-  return calls_mu_.AwaitWithDeadline(absl::Condition(+[](int* open) { return *open == 0; }, &open_calls_),
-                                     deadline);
-}
-
 }  // namespace deberta::service

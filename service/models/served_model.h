@@ -12,11 +12,11 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "service/batcher.h"
 #include "service/metrics.h"
 #include "service/models/model_loader.h"
+#include "service/open_calls.h"
 #include "service/tasks/task.h"
 
 namespace deberta::service {
@@ -58,12 +58,12 @@ class ServedModel {
   std::string Task() const;
 
   // Counts a call unless the version has stopped accepting.
-  bool TryAcceptCall();
-  void CallDone();
+  bool TryAcceptCall() { return calls_.TryAccept(); }
+  void CallDone() { calls_.Done(); }
   // New calls are refused from now on (TryAcceptCall is false).
-  void StopAccepting();
+  void StopAccepting() { calls_.StopAccepting(); }
   // Blocks until every accepted call is done, or `deadline`.
-  bool AwaitNoOpenCalls(absl::Time deadline);
+  bool AwaitNoOpenCalls(absl::Time deadline) { return calls_.AwaitNone(deadline); }
   // Runs queued work without waiting for batches to fill.
   void StartDraining() { batcher_->StartDraining(); }
   // Answers what is queued, then joins the executors; its
@@ -79,9 +79,7 @@ class ServedModel {
   const TaskEnv env_;
   ServiceMetrics metrics_;
   std::unique_ptr<Batcher> batcher_;
-  absl::Mutex calls_mu_;
-  bool accepting_ ABSL_GUARDED_BY(calls_mu_) = true;
-  int open_calls_ ABSL_GUARDED_BY(calls_mu_) = 0;
+  OpenCalls calls_;
 };
 
 }  // namespace deberta::service
