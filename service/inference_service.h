@@ -12,10 +12,12 @@
 #ifndef DEBERTA_SERVICE_INFERENCE_SERVICE_H_
 #define DEBERTA_SERVICE_INFERENCE_SERVICE_H_
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "deberta/serving/v1/inference.grpc.pb.h"
 #include "model/engine.h"
