@@ -55,9 +55,8 @@ void WriteModelStatus(const ModelStatusInfo& info, pb::ModelStatus* out) {
 }
 
 RejectionReason ReasonOf(const absl::Status& status) {
-  if (absl::IsFailedPrecondition(status)) return RejectionReason::kFailedPrecondition;
-  if (absl::IsUnavailable(status)) return RejectionReason::kShuttingDown;
-  return RejectionReason::kInvalidArgument;
+  return absl::IsFailedPrecondition(status) ? RejectionReason::kFailedPrecondition
+                                            : RejectionReason::kInvalidArgument;
 }
 
 }  // namespace

@@ -108,8 +108,8 @@ int Server::metrics_port() const { return metrics_http_ ? metrics_http_->port() 
 
 absl::Status Server::Start() {
   if (absl::Status s = config_.Validate(); !s.ok()) return s;
-  if (config_.models.repository.empty() && engines_.empty()) {
-    return absl::InvalidArgumentError("the server has no engine and no model repository");
+  if (config_.models.repository.empty() && (engines_.empty() || engines_.front() == nullptr)) {
+    return absl::InvalidArgumentError("the server has no engine");
   }
   const SecurityConfig& security = config_.security;
   if (absl::Status s = TlsIdentity::Check(security); !s.ok()) return s;
@@ -153,7 +153,6 @@ absl::Status Server::Start() {
 
 absl::Status Server::LoadModels() {
   if (!config_.models.repository.empty()) return models_->LoadRepository();
-  if (engines_.empty() || engines_.front() == nullptr) return absl::InvalidArgumentError("the server has no engine");
   const model::ModelInfo& info = engines_.front()->info();
   ServedModel::Options options;
   options.name = config_.models.model_name.empty() ? info.name : config_.models.model_name;

@@ -95,6 +95,12 @@ void Models::SetState(const std::string& name, Entry& entry, ModelState state) {
   }
 }
 
+void Models::ClearStateSeries(const std::string& name, int64_t version) {
+  for (ModelState s : kAllModelStates) {
+    state_family_.Add({{"model", name}, {"version", std::to_string(version)}, {"state", ModelStateName(s)}}).Set(0);
+  }
+}
+
 std::string Models::KnownNames() const {
   std::vector<std::string> names;
   for (const auto& [name, entry] : entries_) names.push_back(name);
@@ -122,8 +128,6 @@ ModelStatusInfo Models::StatusOf(const std::string& name, const Entry& entry) co
   status.device = entry.device;
   if (entry.serving != nullptr) {
     status.task = entry.serving->Task();
-    status.dtype = entry.serving->info().dtype;
-    status.device = entry.serving->info().device;
     status.memory_estimate_bytes = entry.serving->memory_estimate_bytes();
   }
   return status;
@@ -161,13 +165,8 @@ absl::Status Models::Publish(const ServedModel::Options& options, LoadedModel lo
     if (stopping_) return absl::UnavailableError("the server is shutting down");
     Entry& entry = entries_[options.name];
     old = std::move(entry.serving);
-    if (old != nullptr && old->version() != options.version) {
-      // The old version's state series go to 0: it no longer serves.
-      const std::string version = std::to_string(old->version());
-      for (ModelState s : kAllModelStates) {
-        state_family_.Add({{"model", options.name}, {"version", version}, {"state", ModelStateName(s)}}).Set(0);
-      }
-    }
+    // The old version's state series go to 0: it no longer serves.
+    if (old != nullptr && old->version() != options.version) ClearStateSeries(options.name, old->version());
     entry.serving = model;  // New calls go to the new version from here.
     entry.version = options.version;
     entry.error.clear();
@@ -293,33 +292,41 @@ absl::Status Models::LoadSource(const ModelSource& source) {
   return status;
 }
 
-absl::StatusOr<ModelSource> Models::ReadSource(const std::string& name) const {
+absl::StatusOr<std::map<std::string, absl::StatusOr<ModelSource>>> Models::ReadSources() const {
   absl::StatusOr<std::vector<std::string>> names = ListModelNames(options_.repository);
   if (!names.ok()) return names.status();
-  if (std::find(names->begin(), names->end(), name) == names->end()) {
-    return absl::NotFoundError(absl::StrCat("the repository ", options_.repository, " has no model '", name,
-                                            "'; its models: ", names->empty() ? "none" : absl::StrJoin(*names, ", ")));
-  }
-  // Every readable model takes part in dividing the cores, so this one
-  // gets the share it would have at start-up.
-  std::vector<ModelSource> sources;
-  absl::Status own = absl::OkStatus();
-  for (const std::string& other : *names) {
-    absl::StatusOr<ModelSource> source = ReadModel(options_.repository, other, options_.defaults);
+  std::map<std::string, absl::StatusOr<ModelSource>> sources;
+  // Every readable model takes part in dividing the cores, so each gets
+  // the share it would have at start-up.
+  std::vector<ModelSource> readable;
+  for (const std::string& name : *names) {
+    absl::StatusOr<ModelSource> source = ReadModel(options_.repository, name, options_.defaults);
     if (source.ok()) {
-      sources.push_back(*std::move(source));
-    } else if (other == name) {
-      own = source.status();
+      readable.push_back(*std::move(source));
+    } else {
+      sources.emplace(name, source.status());
     }
   }
-  if (!own.ok()) return own;
-  if (absl::Status s = DivideThreads(sources, options_.cpu_cores, options_.allow_thread_oversubscription); !s.ok()) {
-    return s;
+  const absl::Status divided = DivideThreads(readable, options_.cpu_cores, options_.allow_thread_oversubscription);
+  for (ModelSource& source : readable) {
+    std::string name = source.name;
+    sources.emplace(std::move(name), divided.ok() ? absl::StatusOr<ModelSource>(std::move(source))
+                                                  : absl::StatusOr<ModelSource>(divided));
   }
-  for (ModelSource& source : sources) {
-    if (source.name == name) return std::move(source);
+  return sources;
+}
+
+absl::StatusOr<ModelSource> Models::ReadSource(const std::string& name) const {
+  absl::StatusOr<std::map<std::string, absl::StatusOr<ModelSource>>> sources = ReadSources();
+  if (!sources.ok()) return sources.status();
+  auto it = sources->find(name);
+  if (it == sources->end()) {
+    std::vector<std::string> names;
+    for (const auto& [known, source] : *sources) names.push_back(known);
+    return absl::NotFoundError(absl::StrCat("the repository ", options_.repository, " has no model '", name,
+                                            "'; its models: ", names.empty() ? "none" : absl::StrJoin(names, ", ")));
   }
-  return absl::NotFoundError(absl::StrCat("model '", name, "' is not in the repository"));
+  return std::move(it->second);
 }
 
 absl::Status Models::LoadRepository() {
@@ -414,16 +421,16 @@ absl::StatusOr<ModelStatusInfo> Models::Unload(const std::string& name) {
 }
 
 void Models::PollOnce() {
-  absl::StatusOr<std::vector<std::string>> names = ListModelNames(options_.repository);
-  if (!names.ok()) {
-    LOG(WARNING) << "repository poll: " << names.status();
+  absl::StatusOr<std::map<std::string, absl::StatusOr<ModelSource>>> sources = ReadSources();
+  if (!sources.ok()) {
+    LOG(WARNING) << "repository poll: " << sources.status();
     return;
   }
   std::vector<std::string> gone;
   {
     absl::ReaderMutexLock lock(&mu_);
     for (const auto& [name, entry] : entries_) {
-      if (std::find(names->begin(), names->end(), name) == names->end()) gone.push_back(name);
+      if (sources->count(name) == 0) gone.push_back(name);
     }
   }
   for (const std::string& name : gone) {
@@ -432,15 +439,11 @@ void Models::PollOnce() {
     absl::MutexLock lock(&mu_);
     auto it = entries_.find(name);
     if (it != entries_.end() && it->second.serving == nullptr && !it->second.busy) {
-      const std::string version = std::to_string(it->second.version);
-      for (ModelState s : kAllModelStates) {
-        state_family_.Add({{"model", name}, {"version", version}, {"state", ModelStateName(s)}}).Set(0);
-      }
+      ClearStateSeries(name, it->second.version);
       entries_.erase(it);
     }
   }
-  for (const std::string& name : *names) {
-    absl::StatusOr<ModelSource> source = ReadSource(name);
+  for (auto& [name, source] : *sources) {
     {
       absl::MutexLock lock(&mu_);
       if (stopping_) return;

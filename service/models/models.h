@@ -145,11 +145,15 @@ class Models {
   absl::Status Publish(const ServedModel::Options& options, LoadedModel loaded);
   // Waits for `old`'s accepted calls, then stops it.
   void Retire(std::shared_ptr<ServedModel> old);
-  // `name`'s source with its share of the cores (NotFound: not in the
-  // repository).
+  // Every model folder of the repository: its source with its share of
+  // the cores, or why it cannot be read (one read of the repository).
+  absl::StatusOr<std::map<std::string, absl::StatusOr<ModelSource>>> ReadSources() const;
+  // `name`'s source of ReadSources (NotFound: not in the repository).
   absl::StatusOr<ModelSource> ReadSource(const std::string& name) const;
   ModelStatusInfo StatusOf(const std::string& name, const Entry& entry) const ABSL_SHARED_LOCKS_REQUIRED(mu_);
   void SetState(const std::string& name, Entry& entry, ModelState state) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // A version's state series all to 0: it no longer serves.
+  void ClearStateSeries(const std::string& name, int64_t version);
   std::string KnownNames() const ABSL_SHARED_LOCKS_REQUIRED(mu_);
   int64_t MemoryInUse(const std::string& except) const ABSL_SHARED_LOCKS_REQUIRED(mu_);
   ServedModel::Options ServedOptions(const ModelSource& source, int64_t memory_estimate) const;
