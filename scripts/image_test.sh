@@ -14,6 +14,9 @@
 #                                  its test stage (the image's build tree plus the tests, run on
 #                                  Debian 13's LibTorch 2.6: the model, service and e2e labels),
 #                                  kept as the image localhost/deberta-serve:cuda-test
+#   scripts/image_test.sh --prepare  only the two images' package stages (the debootstrapped
+#                                  bases and apt), so that the builds above find them cached:
+#                                  CI runs it in the background while it compiles the project
 #
 # Both build with -DDEBERTA_WERROR=ON, as CI's own build. The CPU image's
 # build stage reads the host's ccache ($CCACHE_DIR, which scripts/test.sh
@@ -41,26 +44,51 @@ MODE=cpu
 case "${1:-}" in
   "") ;;
   --cuda) MODE=cuda ;;
-  *) echo "usage: $0 [--cuda]" >&2; exit 2 ;;
+  --prepare) MODE=prepare ;;
+  *) echo "usage: $0 [--cuda|--prepare]" >&2; exit 2 ;;
 esac
 NAME=deberta-image-test-$$
 source scripts/podman_env.sh
 RUN_FLAGS=()  # Extra `podman run` flags of every container of the image.
-if [[ $MODE == cpu ]]; then
-  BASE_IMAGE=docker.io/library/debian:bookworm-slim
-  IMAGE=localhost/deberta-serve:cpu
-  debian_base_image bookworm "$BASE_IMAGE"
-  BUILD_FLAGS=(-f docker/Dockerfile --build-arg CMAKE_ARGS=-DDEBERTA_WERROR=ON)
-  if [[ -n ${CCACHE_DIR:-} && -d $CCACHE_DIR ]]; then
-    BUILD_FLAGS+=(-v "$CCACHE_DIR:/host-ccache:ro" --build-arg HOST_CCACHE=/host-ccache)
+
+# image_settings cpu|cuda: the base image (made with debootstrap if
+# missing), IMAGE and the build flags of that image; --prepare and the
+# image's own build use the same flags, so that the package stages the
+# first builds are the second's cache hits.
+image_settings() {
+  if [[ $1 == cpu ]]; then
+    BASE_IMAGE=docker.io/library/debian:bookworm-slim
+    IMAGE=localhost/deberta-serve:cpu
+    debian_base_image bookworm "$BASE_IMAGE"
+    BUILD_FLAGS=(-f docker/Dockerfile --build-arg CMAKE_ARGS=-DDEBERTA_WERROR=ON)
+    if [[ -n ${CCACHE_DIR:-} && -d $CCACHE_DIR ]]; then
+      BUILD_FLAGS+=(-v "$CCACHE_DIR:/host-ccache:ro" --build-arg HOST_CCACHE=/host-ccache)
+    fi
+  else
+    BASE_IMAGE=localhost/debian:trixie-minbase
+    IMAGE=localhost/deberta-serve:cuda
+    debian_base_image trixie "$BASE_IMAGE"
+    BUILD_FLAGS=(-f docker/Dockerfile.cuda --build-arg BASE_IMAGE="$BASE_IMAGE" --build-arg CUDNN=none
+                 --build-arg CMAKE_ARGS=-DDEBERTA_WERROR=ON)
   fi
-else
-  BASE_IMAGE=localhost/debian:trixie-minbase
-  IMAGE=localhost/deberta-serve:cuda
-  debian_base_image trixie "$BASE_IMAGE"
-  BUILD_FLAGS=(-f docker/Dockerfile.cuda --build-arg BASE_IMAGE="$BASE_IMAGE" --build-arg CUDNN=none
-               --build-arg CMAKE_ARGS=-DDEBERTA_WERROR=ON)
+}
+
+if [[ $MODE == prepare ]]; then
+  # Only the package stages of both images: the debootstraps and apt's
+  # downloads and unpacking, which wait on the network and the disk more
+  # than on the CPU. CI runs this in the background while it compiles.
+  for image in cpu cuda; do
+    image_settings "$image"
+    for target in build-packages runtime-packages; do
+      started=$SECONDS
+      podman build --network host --pull=never "${BUILD_FLAGS[@]}" --target "$target" . \
+        >"$ROOT/prepare-$image-$target.log" 2>&1 || { tail -40 "$ROOT/prepare-$image-$target.log"; exit 1; }
+      echo "image_test: $image $target ready in $((SECONDS - started)) s"
+    done
+  done
+  exit 0
 fi
+image_settings "$MODE"
 
 echo "image_test: building $IMAGE"
 started=$SECONDS
