@@ -1,6 +1,6 @@
 // The serialized google.protobuf.FileDescriptorSet of the serving API
 // (inference.proto and its imports, with comments), compiled into the
-// binary at build time. The OpenAPI document (service/openapi.h) is made
+// binary at build time. The OpenAPI document (service/protocols/openapi.h) is made
 // from it.
 #ifndef DEBERTA_PROTO_DESCRIPTOR_SET_H_
 #define DEBERTA_PROTO_DESCRIPTOR_SET_H_

@@ -76,7 +76,7 @@ fi
 # The test tools from npm, pinned by their package-lock.json files.
 if [[ -z "${1:-}" ]]; then
   cd "$(dirname "$0")/.."
-  for tools in deploy/tools tests/web; do
+  for tools in deploy/tools tests/web tests/compat; do
     if [[ ! -d $tools/node_modules ]]; then
       npm ci --prefix "$tools" --no-audit --no-fund --loglevel=error
       echo "install_deps: npm packages of $tools"

@@ -17,8 +17,19 @@ const char* ProtocolName(Protocol protocol) {
   switch (protocol) {
     case Protocol::kGrpc: return "grpc";
     case Protocol::kHttp: return "http";
+    case Protocol::kHuggingFace: return "hf";
+    case Protocol::kTei: return "tei";
+    case Protocol::kCohere: return "cohere";
+    case Protocol::kKserve: return "kserve";
   }
   return "unknown";
+}
+
+std::optional<Protocol> ProtocolFromName(std::string_view name) {
+  for (int p = 0; p < kNumProtocols; ++p) {
+    if (name == ProtocolName(static_cast<Protocol>(p))) return static_cast<Protocol>(p);
+  }
+  return std::nullopt;
 }
 
 const char* RejectionReasonName(RejectionReason reason) {

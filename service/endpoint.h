@@ -7,6 +7,7 @@
 #define DEBERTA_SERVICE_ENDPOINT_H_
 
 #include <iterator>
+#include <optional>
 #include <string_view>
 
 namespace deberta::service {
@@ -84,13 +85,21 @@ constexpr std::string_view JsonPath(std::string_view rpc) {
   return {};
 }
 
-// How a call reached the service: gRPC from the network, or the HTTP/JSON
-// API (json_api.h), whose requests are in-process gRPC calls.
-enum class Protocol { kGrpc = 0, kHttp = 1 };
-inline constexpr int kNumProtocols = 2;
+// How a call reached the service: our gRPC API from the network, or one of
+// the HTTP protocols (service/protocols/), whose requests are in-process
+// gRPC calls: our HTTP/JSON API, and the adapters that speak other servers'
+// APIs (Hugging Face's Inference API, text-embeddings-inference, Cohere's
+// rerank, KServe's Open Inference Protocol, whose gRPC form is in-process
+// too).
+enum class Protocol { kGrpc = 0, kHttp = 1, kHuggingFace = 2, kTei = 3, kCohere = 4, kKserve = 5 };
+inline constexpr int kNumProtocols = 6;
 
-// "grpc" or "http": the `protocol` label value and access log field.
+// "grpc", "http", "hf", "tei", "cohere" or "kserve": the `protocol` label
+// value and access log field.
 const char* ProtocolName(Protocol protocol);
+
+// The protocol of that name; nullopt for any other.
+std::optional<Protocol> ProtocolFromName(std::string_view name);
 
 }  // namespace deberta::service
 

@@ -5,12 +5,13 @@
 #include <google/protobuf/util/json_util.h>
 
 #include <memory>
+#include <optional>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "service/incremental_barrier.h"
 #include "service/inference_call.h"
-#include "service/json_api.h"
+#include "service/protocols/in_process_call.h"
 #include "service/status_util.h"
 #include "service/tasks/classify.h"
 #include "service/tasks/classify_tokens.h"
@@ -112,12 +113,14 @@ AccessRecord InferenceServiceImpl::LogStart(const grpc::CallbackServerContext& c
     auto it = metadata.find(key);
     return it == metadata.end() ? "" : std::string(it->second.data(), it->second.size());
   };
-  // Calls of the JSON API come on the in-process channel (whose peer gRPC
+  // Calls of the HTTP protocols come on the in-process channel (whose peer gRPC
   // reports as "unknown") and say where they came from; from a network
   // peer such metadata is ignored. It only labels the metrics and the log.
   const std::string peer = context.peer();
   const bool in_process = peer == "unknown" || absl::StartsWith(peer, "inproc");
-  if (in_process && value(kProtocolMetadata) == "http") log.protocol = Protocol::kHttp;
+  if (in_process) {
+    if (std::optional<Protocol> protocol = ProtocolFromName(value(kProtocolMetadata))) log.protocol = *protocol;
+  }
   if (access_log_ == nullptr) return log;
   log.request_id = request_id;
   log.peer = peer;

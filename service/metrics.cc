@@ -42,7 +42,7 @@ ServiceMetrics::ServiceMetrics(std::shared_ptr<prometheus::Registry> registry, M
                       .Register(*registry_)) {
   auto& requests = prometheus::BuildCounter()
                        .Name("deberta_requests_total")
-                       .Help("Finished RPCs by endpoint, protocol (grpc, http) and gRPC status code.")
+                       .Help("Finished RPCs by endpoint, protocol (grpc, http, hf, tei, cohere, kserve) and gRPC status code.")
                        .Register(*registry_);
   auto& rejections = prometheus::BuildCounter()
                          .Name("deberta_rejections_total")

@@ -15,9 +15,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "service/grpc_credentials.h"
-#include "service/json_api.h"
-#include "service/openapi.h"
 #include "service/metrics_endpoint.h"
+#include "service/protocols/http_protocols.h"
+#include "service/protocols/openapi.h"
 #include "service/tls_identity.h"
 
 namespace deberta::service {
@@ -219,13 +219,15 @@ absl::Status Server::StartJsonApi() {
   OpenApiOptions document;
   document.server_version = config_.service.server_version;
   document.api_keys = api_keys_ != nullptr;
+  HttpProtocolOptions protocols;
+  document.protocols = protocols;
   absl::StatusOr<std::string> openapi = MakeOpenApiDocument(document);
   if (!openapi.ok()) return openapi.status();
   grpc::ChannelArguments args;
   args.SetMaxReceiveMessageSize(-1);
   std::shared_ptr<grpc::Channel> channel = grpc_server_->InProcessChannel(args);
   absl::StatusOr<std::unique_ptr<HttpServer>> http = StartHttp(
-      options, [&](httplib::Server& routes) { AddJsonApiRoutes(routes, channel, *std::move(openapi)); },
+      options, [&](httplib::Server& routes) { AddHttpProtocols(routes, channel, *std::move(openapi), protocols); },
       "HTTP API");
   if (!http.ok()) return http.status();
   json_http_ = *std::move(http);

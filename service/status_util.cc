@@ -41,4 +41,8 @@ std::string GrpcCodeName(grpc::StatusCode code) {
   return name.empty() ? "UNKNOWN" : name;
 }
 
+int HttpStatusOf(const absl::Status& status) {
+  return HttpStatusFromCode(static_cast<grpc::StatusCode>(status.code()));
+}
+
 }  // namespace deberta::service

@@ -22,6 +22,9 @@ std::string GrpcCodeName(grpc::StatusCode code);
 // CANCELLED 499, UNAVAILABLE 503, DEADLINE_EXCEEDED 504, ...).
 int HttpStatusFromCode(grpc::StatusCode code);
 
+// The same for a status of our own (the HTTP adapters' answers).
+int HttpStatusOf(const absl::Status& status);
+
 }  // namespace deberta::service
 
 #endif  // DEBERTA_SERVICE_STATUS_UTIL_H_

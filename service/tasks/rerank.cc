@@ -44,7 +44,7 @@ absl::StatusOr<RerankInputs> BuildRerankInputs(const pb::RerankRequest& request,
   absl::StatusOr<int64_t> window_limit = WindowLimit(request.long_input(), options);
   if (!window_limit.ok()) return window_limit.status();
   absl::StatusOr<TextLimits> limits =
-      ResolveTextLimits(pb::TRUNCATION_UNSPECIFIED, request.max_length(), info, options);
+      ResolveTextLimits(request.truncation(), request.max_length(), info, options);
   if (!limits.ok()) return limits.status();
   int64_t tokens = 0;
   pb::Sequence pair;
@@ -83,6 +83,7 @@ void WriteRerankResults(const pb::RerankRequest& request, const RerankInputs& in
     result->set_score(scores[i]);
     if (request.return_documents()) result->set_document(request.documents(i));
     result->set_num_windows(static_cast<int32_t>(inputs.documents[i].sequences.size()));
+    result->set_num_tokens(inputs.documents[i].num_tokens);
   }
 }
 

@@ -77,7 +77,7 @@ void ExpectRanking(const json& golden, const json& request, const json& answer) 
     if (want[k].contains("num_windows")) {
       EXPECT_EQ(Field<int>(got[k], "numWindows", 0), want[k]["num_windows"].get<int>());
     }
-    if (got[k].contains("numTokens")) {
+    if (want[k].contains("num_tokens")) {
       EXPECT_EQ(got[k]["numTokens"].get<int>(), want[k]["num_tokens"].get<int>());
     }
   }

@@ -14,36 +14,17 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
-#include "service/json_routes.h"
-#include "service/openapi.h"
+#include "service/protocols/json_routes.h"
+#include "service/protocols/openapi.h"
 #include "tests/testing/certificates.h"
+#include "tests/testing/curl.h"
 #include "tests/testing/fake_engine.h"
-#include "tests/testing/run_command.h"
 #include "tests/testing/test_server.h"
 
 namespace deberta::testing {
 namespace {
 
 using ::testing::HasSubstr;
-
-// curl's answer: the status code on the first line, then the body.
-struct HttpAnswer {
-  int status = 0;
-  std::string body;
-};
-
-HttpAnswer Curl(int port, const std::string& method, const std::string& path, const std::string& body = "",
-                const std::string& extra = "") {
-  std::string command = absl::StrCat("curl -s -w '\\n%{http_code}' -X ", method, " ", extra);
-  if (!body.empty()) absl::StrAppend(&command, " -H 'Content-Type: application/json' --data-raw '", body, "'");
-  absl::StrAppend(&command, " 'http://127.0.0.1:", port, path, "'");
-  const std::string output = RunCommand(command).output;
-  HttpAnswer answer;
-  const size_t newline = output.rfind('\n');
-  answer.body = output.substr(0, newline);
-  answer.status = std::atoi(output.substr(newline + 1).c_str());
-  return answer;
-}
 
 std::string Json(const google::protobuf::Message& message) {
   google::protobuf::util::JsonPrintOptions options;

@@ -1,18 +1,19 @@
 // JSON <-> protobuf on HTTP routes, each a call on the in-process channel.
-#include "service/json_api.h"
+#include "service/protocols/json_api.h"
 
 #include <google/protobuf/util/json_util.h>
 
 #include <chrono>
+#include <string>
 #include <nlohmann/json.hpp>
 #include <type_traits>
 #include <utility>
 
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "deberta/serving/v1/inference.grpc.pb.h"
 #include "grpc/health/v1/health.grpc.pb.h"
-#include "service/json_routes.h"
+#include "service/protocols/in_process_call.h"
+#include "service/protocols/json_routes.h"
 #include "service/status_util.h"
 #include "service/web/try_it_page.h"
 
@@ -40,28 +41,6 @@ std::string ToJson(const google::protobuf::Message& message) {
   std::string json;
   (void)google::protobuf::util::MessageToJsonString(message, &json, options);
   return json;
-}
-
-// What an HTTP request carries into its gRPC call: the API key, the
-// traceparent, the deadline, and its peer and protocol for the access log.
-bool PrepareContext(const httplib::Request& request, grpc::ClientContext* context, httplib::Response& response) {
-  for (const char* header : {"authorization", "traceparent"}) {
-    if (request.has_header(header)) context->AddMetadata(header, request.get_header_value(header));
-  }
-  context->AddMetadata(kProtocolMetadata, "http");
-  context->AddMetadata(kHttpPeerMetadata, absl::StrCat(request.remote_addr, ":", request.remote_port));
-  std::string deadline = request.get_header_value(kDeadlineHeader);
-  if (deadline.empty()) deadline = request.get_param_value(kDeadlineParameter);
-  if (!deadline.empty()) {
-    int64_t ms = 0;
-    if (!absl::SimpleAtoi(deadline, &ms) || ms <= 0) {
-      WriteError(response, grpc::StatusCode::INVALID_ARGUMENT,
-                 absl::StrCat("the deadline must be a positive number of milliseconds, not '", deadline, "'"));
-      return false;
-    }
-    context->set_deadline(std::chrono::system_clock::now() + std::chrono::milliseconds(ms));
-  }
-  return true;
 }
 
 // The call of one route: JSON body -> Request (its `model` from the path
@@ -92,7 +71,10 @@ void Call(const httplib::Request& http_request, httplib::Response& http_response
     }
   }
   grpc::ClientContext context;
-  if (!PrepareContext(http_request, &context, http_response)) return;
+  if (absl::Status prepared = PrepareInProcessContext(http_request, Protocol::kHttp, &context); !prepared.ok()) {
+    WriteError(http_response, grpc::StatusCode::INVALID_ARGUMENT, std::string(prepared.message()));
+    return;
+  }
   Response response;
   const grpc::Status status = (stub.*method)(&context, request, &response);
   if (!status.ok()) {

@@ -1,5 +1,5 @@
 // OpenAPI from descriptors: messages become schemas, RPCs operations.
-#include "service/openapi.h"
+#include "service/protocols/openapi.h"
 
 #include <google/protobuf/descriptor.h>
 #include <google/protobuf/descriptor.pb.h>
@@ -12,7 +12,8 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "proto/descriptor_set.h"
-#include "service/json_routes.h"
+#include "service/protocols/json_routes.h"
+#include "service/protocols/openapi_operation.h"
 #include "service/status_util.h"
 
 namespace deberta::service {
@@ -229,6 +230,10 @@ absl::StatusOr<std::string> MakeOpenApiDocument(const OpenApiOptions& options, s
                               {{"description", "The OpenAPI document."},
                                {"content", {{"application/json", {{"schema", {{"type", "object"}}}}}}}}}}}}}};
 
+  // The adapters for other servers' APIs (http_protocols.h).
+  const json adapters = HttpProtocolsOpenApi(options.protocols);
+  for (const auto& item : adapters.items()) paths[item.key()] = item.value();
+
   json components_schemas = schemas.Take();
   components_schemas["Error"] = ErrorSchema();
   json document = {
@@ -242,6 +247,10 @@ absl::StatusOr<std::string> MakeOpenApiDocument(const OpenApiOptions& options, s
       {"tags",
        {{{"name", "inference"}, {"description", "The model's RPCs."}},
         {{"name", "health"}, {"description", "Probes for orchestrators; never need an API key."}},
+        {{"name", kCompatibilityTag},
+         {"description",
+          "Other servers' APIs, for the clients written for them: Hugging Face's Inference API, "
+          "text-embeddings-inference, Cohere's rerank. Each maps onto the RPCs above."}},
         {{"name", "meta"}, {"description", "About the API itself."}}}},
       {"paths", std::move(paths)},
       {"components",

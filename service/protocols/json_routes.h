@@ -1,8 +1,8 @@
 // The HTTP/JSON API's paths beside the RPCs' (whose POST paths are in the
 // route table, endpoint.h), read by the routes (json_api.cc) and the OpenAPI
 // document (openapi.cc), so that the two cannot disagree.
-#ifndef DEBERTA_SERVICE_JSON_ROUTES_H_
-#define DEBERTA_SERVICE_JSON_ROUTES_H_
+#ifndef DEBERTA_SERVICE_PROTOCOLS_JSON_ROUTES_H_
+#define DEBERTA_SERVICE_PROTOCOLS_JSON_ROUTES_H_
 
 #include "service/endpoint.h"
 
@@ -20,4 +20,4 @@ inline constexpr char kDeadlineParameter[] = "deadline_ms";
 
 }  // namespace deberta::service
 
-#endif  // DEBERTA_SERVICE_JSON_ROUTES_H_
+#endif  // DEBERTA_SERVICE_PROTOCOLS_JSON_ROUTES_H_

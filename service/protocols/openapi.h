@@ -6,19 +6,21 @@
 // integers as strings, enums by name), descriptions from the proto's
 // comments, the error body, the deadline header and parameter, the health
 // probes and, when the server wants API keys, bearer authentication.
-#ifndef DEBERTA_SERVICE_OPENAPI_H_
-#define DEBERTA_SERVICE_OPENAPI_H_
+#ifndef DEBERTA_SERVICE_PROTOCOLS_OPENAPI_H_
+#define DEBERTA_SERVICE_PROTOCOLS_OPENAPI_H_
 
 #include <string>
 #include <string_view>
 
 #include "absl/status/statusor.h"
+#include "service/protocols/http_protocols.h"
 
 namespace deberta::service {
 
 struct OpenApiOptions {
   std::string server_version;  // info.version.
   bool api_keys = false;       // Every /v1/ operation needs a bearer key.
+  HttpProtocolOptions protocols;  // Which adapters' routes the port has.
 };
 
 // The document as JSON text. An error means the descriptors and the route
@@ -32,4 +34,4 @@ absl::StatusOr<std::string> MakeOpenApiDocument(const OpenApiOptions& options, s
 
 }  // namespace deberta::service
 
-#endif  // DEBERTA_SERVICE_OPENAPI_H_
+#endif  // DEBERTA_SERVICE_PROTOCOLS_OPENAPI_H_

@@ -8,8 +8,8 @@
 // (status_util.h) with a JSON body {"code": "INVALID_ARGUMENT", "message":
 // "..."}. A deadline comes from the `X-Deadline-Ms` header or the
 // `deadline_ms` query parameter.
-#ifndef DEBERTA_SERVICE_JSON_API_H_
-#define DEBERTA_SERVICE_JSON_API_H_
+#ifndef DEBERTA_SERVICE_PROTOCOLS_JSON_API_H_
+#define DEBERTA_SERVICE_PROTOCOLS_JSON_API_H_
 
 #include <grpcpp/channel.h>
 #include <httplib.h>
@@ -19,15 +19,10 @@
 
 namespace deberta::service {
 
-// Metadata the JSON API adds to its in-process calls, for the access log;
-// honoured only on in-process calls.
-inline constexpr char kProtocolMetadata[] = "x-deberta-protocol";
-inline constexpr char kHttpPeerMetadata[] = "x-deberta-http-peer";
-
 // Registers the routes on `routes`; `channel` is the server's in-process
 // channel and must outlive them. `openapi_document` is served as it is.
 void AddJsonApiRoutes(httplib::Server& routes, std::shared_ptr<grpc::Channel> channel, std::string openapi_document);
 
 }  // namespace deberta::service
 
-#endif  // DEBERTA_SERVICE_JSON_API_H_
+#endif  // DEBERTA_SERVICE_PROTOCOLS_JSON_API_H_

@@ -1,0 +1,27 @@
+// The HTTP port's protocols, in one list.
+#include "service/protocols/http_protocols.h"
+
+#include <utility>
+
+#include "service/protocols/cohere_rerank.h"
+#include "service/protocols/hf_inference.h"
+#include "service/protocols/json_api.h"
+
+namespace deberta::service {
+
+void AddHttpProtocols(httplib::Server& routes, std::shared_ptr<grpc::Channel> channel, std::string openapi_document,
+                      const HttpProtocolOptions& options) {
+  (void)options;
+  AddJsonApiRoutes(routes, channel, std::move(openapi_document));
+  AddHuggingFaceRoutes(routes, channel);
+  AddCohereRerankRoute(routes, channel);
+}
+
+nlohmann::json HttpProtocolsOpenApi(const HttpProtocolOptions& options) {
+  (void)options;
+  nlohmann::json paths = HuggingFaceOpenApi();
+  paths.update(CohereRerankOpenApi());
+  return paths;
+}
+
+}  // namespace deberta::service
