@@ -1,6 +1,8 @@
 // InferenceCall: metrics at the answer, self-deletion at OnDone.
 #include "service/inference_call.h"
 
+#include "absl/strings/str_cat.h"
+#include "service/protocols/in_process_call.h"
 #include "service/status_util.h"
 
 namespace deberta::service {
@@ -42,9 +44,15 @@ void InferenceCall::ReportTiming(absl::Duration queued, absl::Duration inference
 
 void InferenceCall::Finish(const absl::Status& status) {
   const grpc::Status answer = ToGrpcStatus(status);
-  if (access_log_ != nullptr) {
+  {
     absl::MutexLock lock(&log_mu_);
-    access_log_->Write(log_, EndpointName(endpoint_), start_, status.code());
+    if (access_log_ != nullptr) access_log_->Write(log_, EndpointName(endpoint_), start_, status.code());
+    if (timing_context_ != nullptr) {
+      timing_context_->AddTrailingMetadata(kQueueMicrosMetadata, absl::StrCat(absl::ToInt64Microseconds(log_.queue)));
+      timing_context_->AddTrailingMetadata(kInferenceMicrosMetadata,
+                                           absl::StrCat(absl::ToInt64Microseconds(log_.inference)));
+      timing_context_->AddTrailingMetadata(kTokensMetadata, absl::StrCat(log_.tokens));
+    }
   }
   // Metrics first, so that a client that has its answer sees it counted.
   if (metrics_) {

@@ -5,6 +5,7 @@
 #ifndef DEBERTA_SERVICE_INFERENCE_CALL_H_
 #define DEBERTA_SERVICE_INFERENCE_CALL_H_
 
+#include <grpcpp/server_context.h>
 #include <grpcpp/support/server_callback.h>
 
 #include <functional>
@@ -52,6 +53,12 @@ class InferenceCall final : public grpc::ServerUnaryReactor {
   // may be deleted at any moment, so touch nothing of it afterwards.
   void Finish(const absl::Status& status);
 
+  // Also answers the call's longest queue and engine times and its tokens
+  // as trailing metadata (in_process_call.h), for the HTTP adapters whose
+  // APIs report them (TEI's x-queue-time, ...). Before Finish; `context`
+  // is the call's own.
+  void SendTimingTo(grpc::CallbackServerContext* context) { timing_context_ = context; }
+
   void OnCancel() override { cancelled_->Cancel(absl::Now()); }
   void OnDone() override;
 
@@ -67,6 +74,7 @@ class InferenceCall final : public grpc::ServerUnaryReactor {
   AccessLog* const access_log_;  // May be null.
   absl::Mutex log_mu_;
   AccessRecord log_ ABSL_GUARDED_BY(log_mu_);
+  grpc::CallbackServerContext* timing_context_ = nullptr;
 };
 
 }  // namespace deberta::service

@@ -60,6 +60,13 @@ RejectionReason ReasonOf(const absl::Status& status) {
                                             : RejectionReason::kInvalidArgument;
 }
 
+// Calls on the server's in-process channel (the HTTP protocols') have no
+// network peer: gRPC reports "unknown" or "inproc...".
+bool IsInProcess(const grpc::CallbackServerContext& context) {
+  const std::string peer = context.peer();
+  return peer == "unknown" || absl::StartsWith(peer, "inproc");
+}
+
 }  // namespace
 
 InferenceServiceImpl::InferenceServiceImpl(Models* models, const Options& options, const Borrowed& borrowed)
@@ -117,7 +124,7 @@ AccessRecord InferenceServiceImpl::LogStart(const grpc::CallbackServerContext& c
   // reports as "unknown") and say where they came from; from a network
   // peer such metadata is ignored. It only labels the metrics and the log.
   const std::string peer = context.peer();
-  const bool in_process = peer == "unknown" || absl::StartsWith(peer, "inproc");
+  const bool in_process = IsInProcess(context);
   if (in_process) {
     if (std::optional<Protocol> protocol = ProtocolFromName(value(kProtocolMetadata))) log.protocol = *protocol;
   }
@@ -171,12 +178,14 @@ InferenceCall* InferenceServiceImpl::StartCall(Endpoint endpoint, grpc::Callback
   // The call holds its version until it is deleted: the version's metrics
   // are recorded at its answer, and the version is freed only after its
   // count of open calls is back to zero.
-  return new InferenceCall(endpoint, deadline, &(*model)->metrics(),
-                           [this, held = *found] {
-                             held->CallDone();
-                             CallDone();
-                           },
-                           access_log_, std::move(log));
+  auto* call = new InferenceCall(endpoint, deadline, &(*model)->metrics(),
+                                 [this, held = *found] {
+                                   held->CallDone();
+                                   CallDone();
+                                 },
+                                 access_log_, std::move(log));
+  if (IsInProcess(*context)) call->SendTimingTo(context);
+  return call;
 }
 
 InferenceCall* InferenceServiceImpl::Reject(InferenceCall* call, ServiceMetrics* metrics,

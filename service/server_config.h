@@ -49,6 +49,9 @@ struct ServerConfig {
   // HTTP/JSON API (json_api.h): -1 off, 0 a free port.
   int http_port = -1;
   int http_threads = 16;
+  // TEI's routes at the root of the HTTP port too (/predict, /rerank, ...),
+  // as well as under /tei (service/protocols/tei_http.h).
+  bool tei_compatible_routes = false;
   // Where /metrics listens; empty: listen_address.
   std::string metrics_listen_address;
   // Threads serving /metrics; each HTTP connection holds one while open, so

@@ -21,6 +21,9 @@ ABSL_FLAG(std::string, listen_address, Defaults().listen_address, "Address to li
 ABSL_FLAG(int, port, Defaults().port, "gRPC port (0 = pick a free one)");
 ABSL_FLAG(int, http_port, Defaults().http_port, "HTTP/JSON API port: POST /v1/classify, ... (-1 = off, 0 = pick a free one)");
 ABSL_FLAG(int, http_threads, Defaults().http_threads, "Threads serving the HTTP/JSON API (each open connection holds one)");
+ABSL_FLAG(bool, tei_compatible_routes, Defaults().tei_compatible_routes,
+          "text-embeddings-inference's routes (/predict, /rerank, /tokenize, /decode, /info, /health) at the root of "
+          "the HTTP port too, as well as under /tei");
 ABSL_FLAG(int, metrics_port, Defaults().metrics_port,
           "Prometheus /metrics port (-1 = off; 9464, not Prometheus's own 9090)");
 ABSL_FLAG(std::string, metrics_listen_address, Defaults().metrics_listen_address, "Address /metrics listens on ('' = --listen_address)");
@@ -117,6 +120,7 @@ absl::StatusOr<ServerConfig> ServerConfigFromFlags(const model::EngineOptions& e
   config.metrics_port = absl::GetFlag(FLAGS_metrics_port);
   config.http_port = absl::GetFlag(FLAGS_http_port);
   config.http_threads = absl::GetFlag(FLAGS_http_threads);
+  config.tei_compatible_routes = absl::GetFlag(FLAGS_tei_compatible_routes);
   config.metrics_listen_address = absl::GetFlag(FLAGS_metrics_listen_address);
   config.metrics_threads = absl::GetFlag(FLAGS_metrics_threads);
   config.metrics_request_timeout = absl::GetFlag(FLAGS_metrics_request_timeout);

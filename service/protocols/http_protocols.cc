@@ -6,20 +6,21 @@
 #include "service/protocols/cohere_rerank.h"
 #include "service/protocols/hf_inference.h"
 #include "service/protocols/json_api.h"
+#include "service/protocols/tei_http.h"
 
 namespace deberta::service {
 
 void AddHttpProtocols(httplib::Server& routes, std::shared_ptr<grpc::Channel> channel, std::string openapi_document,
                       const HttpProtocolOptions& options) {
-  (void)options;
   AddJsonApiRoutes(routes, channel, std::move(openapi_document));
   AddHuggingFaceRoutes(routes, channel);
+  AddTeiRoutes(routes, channel, options.tei_compatible_routes);
   AddCohereRerankRoute(routes, channel);
 }
 
 nlohmann::json HttpProtocolsOpenApi(const HttpProtocolOptions& options) {
-  (void)options;
   nlohmann::json paths = HuggingFaceOpenApi();
+  paths.update(TeiOpenApi(options.tei_compatible_routes));
   paths.update(CohereRerankOpenApi());
   return paths;
 }

@@ -34,4 +34,17 @@ absl::Status FromGrpcStatus(const grpc::Status& status) {
   return absl::Status(static_cast<absl::StatusCode>(status.error_code()), status.error_message());
 }
 
+InProcessTiming TimingOf(const grpc::ClientContext& context) {
+  InProcessTiming timing;
+  const auto& trailers = context.GetServerTrailingMetadata();
+  auto read = [&trailers](const char* key, int64_t* value) {
+    auto it = trailers.find(key);
+    if (it != trailers.end()) (void)absl::SimpleAtoi(absl::string_view(it->second.data(), it->second.size()), value);
+  };
+  read(kQueueMicrosMetadata, &timing.queue_micros);
+  read(kInferenceMicrosMetadata, &timing.inference_micros);
+  read(kTokensMetadata, &timing.tokens);
+  return timing;
+}
+
 }  // namespace deberta::service

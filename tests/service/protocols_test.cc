@@ -8,6 +8,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <prometheus/text_serializer.h>
@@ -34,7 +36,7 @@ class ProtocolsTest : public ::testing::Test {
  protected:
   // A fake engine with `labels` (one: a reranker) behind the golden GPT-2
   // token classifier's tokenizer.
-  void Start(std::vector<std::string> labels) {
+  void Start(std::vector<std::string> labels, bool tei_at_root = false) {
     auto engine = std::make_unique<FakeEngine>();
     engine->mutable_info()->labels = std::move(labels);
     engine->mutable_info()->vocab_size = 861;  // tc_authors_gpt2's.
@@ -44,6 +46,7 @@ class ProtocolsTest : public ::testing::Test {
     tokenizer_ = tokenizer->get();
     service::ServerConfig config;
     config.http_port = 0;
+    config.tei_compatible_routes = tei_at_root;
     config.access_log = service::AccessLogFormat::kJson;
     config.access_log_out = &log_;
     auto server = StartTestServer(std::move(engine), config, *std::move(tokenizer));
@@ -57,6 +60,15 @@ class ProtocolsTest : public ::testing::Test {
     HttpAnswer answer = Curl(port_, "POST", path, body.dump());
     EXPECT_EQ(answer.status, expected_status) << path << " " << body.dump() << " -> " << answer.body;
     return json::parse(answer.body, nullptr, /*allow_exceptions=*/false);
+  }
+
+  // Our Classify's logits of one text, over gRPC.
+  std::vector<float> Logits(const std::string& text) {
+    serving::v1::ClassifyRequest request;
+    request.add_sequences()->set_text(text);
+    serving::v1::ClassifyResponse response;
+    EXPECT_TRUE(server_->stub->Classify(ContextWithDeadline().get(), request, &response).ok());
+    return {response.results(0).logits().begin(), response.results(0).logits().end()};
   }
 
   int Tokens(const std::string& text) const { return static_cast<int>(tokenizer_->Tokenize(text)->size()); }
@@ -198,6 +210,105 @@ TEST_F(ProtocolsTest, HuggingFaceErrorsAreItsErrorBodyNamingTheField) {
   // `options` (Hugging Face's own service's) is accepted.
   Post("/hf/models/fake/pipeline/text-classification", {{"inputs", "a"}, {"options", {{"wait_for_model", true}}}},
        200);
+}
+
+TEST_F(ProtocolsTest, TeiPredictAnswersInItsShapesWithSoftmaxScoresAndItsHeaders) {
+  Start({"a", "b", "c"});
+  // One text: every label, highest first, the softmax of our logits.
+  HttpAnswer one = Curl(port_, "POST", "/tei/predict", R"({"inputs": "the quick brown fox"})", "-D /dev/stderr");
+  ASSERT_EQ(one.status, 200) << one.body;
+  const json scores = json::parse(one.body.substr(one.body.find('[')));
+  const std::vector<float> logits = Logits("the quick brown fox");
+  ASSERT_EQ(scores.size(), logits.size()) << one.body;
+  double sum = 0;
+  for (float logit : logits) sum += std::exp(double{logit});
+  for (size_t i = 0; i < scores.size(); ++i) {
+    const std::string label = scores[i]["label"];
+    const size_t id = static_cast<size_t>(label[0] - 'a');
+    EXPECT_NEAR(scores[i]["score"].get<double>(), std::exp(double{logits[id]}) / sum, 1e-6) << label;
+    if (i > 0) {
+      EXPECT_LE(scores[i]["score"].get<double>(), scores[i - 1]["score"].get<double>());
+    }
+  }
+  // TEI's headers, with the server's own counts.
+  for (const char* header : {"x-compute-time: ", "x-compute-tokens: ", "x-compute-characters: 19", "x-queue-time: ",
+                             "x-inference-time: "}) {
+    EXPECT_THAT(one.body, HasSubstr(header));
+  }
+  EXPECT_THAT(one.body, HasSubstr(absl::StrCat("x-compute-tokens: ", Tokens("the quick brown fox") + 2)));
+
+  // A pair is one input; a batch of a single and a pair is a list per input.
+  json pair = Post("/tei/predict", {{"inputs", {"a premise", "a hypothesis"}}}, 200);
+  ASSERT_EQ(pair.size(), 3u) << pair.dump();
+  EXPECT_TRUE(pair[0].contains("label"));
+  json batch = Post("/tei/predict", {{"inputs", {{"one"}, {"a premise", "a hypothesis"}}}, {"raw_scores", true}}, 200);
+  ASSERT_EQ(batch.size(), 2u) << batch.dump();
+  EXPECT_EQ(batch[0].size(), 3u);
+  const std::vector<float> one_logits = Logits("one");
+  EXPECT_NEAR(batch[0][0]["score"].get<double>(), *std::max_element(one_logits.begin(), one_logits.end()),
+              1e-6);  // raw_scores: the best logit.
+
+  // Errors: TEI's statuses and types.
+  json left = Post("/tei/predict", {{"inputs", "a"}, {"truncation_direction", "Left"}}, 422);
+  EXPECT_EQ(left["error_type"], "Validation");
+  EXPECT_THAT(left["error"].get<std::string>(), HasSubstr("Left"));
+  json three = Post("/tei/predict", {{"inputs", {"a", "b", "c"}}}, 422);
+  EXPECT_THAT(three["error"].get<std::string>(), HasSubstr("pair"));
+  json not_reranker = Post("/tei/rerank", {{"query", "q"}, {"texts", {"a"}}}, 424);
+  EXPECT_EQ(not_reranker["error_type"], "Backend");
+  // The routes sit under /tei, and at the root only with --tei_compatible_routes.
+  EXPECT_EQ(Curl(port_, "POST", "/predict", R"({"inputs": "a"})").status, 404);
+  EXPECT_EQ(Curl(port_, "POST", "/tei/models/fake/predict", R"({"inputs": "a"})").status, 200);
+  EXPECT_THAT(Metrics(), HasSubstr("deberta_requests_total{code=\"OK\",endpoint=\"classify\",model=\"fake\",protocol=\"tei\""));
+}
+
+TEST_F(ProtocolsTest, TeiRerankTokenizeDecodeInfoAndHealthAtTheRoot) {
+  Start({"LABEL_0"}, /*tei_at_root=*/true);
+  json ranks = Post("/rerank", {{"query", "q"}, {"texts", {"a fox", "a dog", "a cat"}}, {"return_text", true}}, 200);
+  ASSERT_EQ(ranks.size(), 3u) << ranks.dump();
+  for (size_t i = 0; i + 1 < ranks.size(); ++i) {
+    EXPECT_GE(ranks[i]["score"].get<double>(), ranks[i + 1]["score"].get<double>());
+  }
+  const std::vector<std::string> texts = {"a fox", "a dog", "a cat"};
+  EXPECT_EQ(ranks[0]["text"], texts[ranks[0]["index"].get<int>()]);
+  EXPECT_FALSE(Post("/rerank", {{"query", "q"}, {"texts", {"a"}}}, 200)[0].contains("text"));
+
+  // Tokens with TEI's byte offsets: "é" is two bytes.
+  const std::string text = "caf\u00e9 au lait";
+  json tokens = Post("/tokenize", json::parse(absl::StrCat(R"({"inputs": ")", text, R"("})")), 200);
+  ASSERT_EQ(tokens.size(), 1u) << tokens.dump();
+  const json& list = tokens[0];
+  ASSERT_GE(list.size(), 3u);
+  EXPECT_TRUE(list.front()["special"].get<bool>());
+  EXPECT_TRUE(list.back()["special"].get<bool>());
+  const std::string utf8 = json::parse(absl::StrCat("\"", text, "\"")).get<std::string>();
+  for (size_t i = 1; i + 1 < list.size(); ++i) {
+    EXPECT_FALSE(list[i]["special"].get<bool>());
+    const int start = list[i]["start"].get<int>(), stop = list[i]["stop"].get<int>();
+    EXPECT_EQ(list[i]["text"], utf8.substr(start, stop - start)) << list[i].dump();
+    EXPECT_LE(stop, static_cast<int>(utf8.size()));
+  }
+  EXPECT_EQ(list[list.size() - 2]["stop"].get<int>(), static_cast<int>(utf8.size()));
+  json bare = Post("/tokenize", {{"inputs", {"a fox", "a dog"}}, {"add_special_tokens", false}}, 200);
+  ASSERT_EQ(bare.size(), 2u);
+  EXPECT_EQ(static_cast<int>(bare[0].size()), Tokens("a fox"));
+
+  // Decode: the ids of a tokenization give its text back.
+  json ids = json::array();
+  for (const json& token : bare[0]) ids.push_back(token["id"]);
+  EXPECT_EQ(Post("/decode", {{"ids", ids}}, 200), json::array({"a fox"}));
+  EXPECT_EQ(Post("/decode", {{"ids", {ids, ids}}}, 200), json::array({"a fox", "a fox"}));
+  EXPECT_THAT(Post("/decode", {{"ids", ids}, {"skip_special_tokens", false}}, 422)["error"].get<std::string>(),
+              HasSubstr("skip_special_tokens"));
+
+  // Info: a reranker with its one label; health: 200.
+  HttpAnswer info = Curl(port_, "GET", "/info");
+  ASSERT_EQ(info.status, 200) << info.body;
+  const json described = json::parse(info.body);
+  EXPECT_EQ(described["model_type"]["reranker"]["id2label"]["0"], "LABEL_0") << info.body;
+  EXPECT_EQ(described["max_input_length"], 64);
+  EXPECT_EQ(Curl(port_, "GET", "/health").status, 200);
+  EXPECT_EQ(Curl(port_, "GET", "/tei/health").status, 200);
 }
 
 }  // namespace
