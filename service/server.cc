@@ -221,6 +221,7 @@ absl::Status Server::StartJsonApi() {
   document.api_keys = api_keys_ != nullptr;
   HttpProtocolOptions protocols;
   protocols.tei_compatible_routes = config_.tei_compatible_routes;
+  protocols.server_version = config_.service.server_version;
   document.protocols = protocols;
   absl::StatusOr<std::string> openapi = MakeOpenApiDocument(document);
   if (!openapi.ok()) return openapi.status();

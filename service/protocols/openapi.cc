@@ -250,7 +250,8 @@ absl::StatusOr<std::string> MakeOpenApiDocument(const OpenApiOptions& options, s
         {{"name", kCompatibilityTag},
          {"description",
           "Other servers' APIs, for the clients written for them: Hugging Face's Inference API, "
-          "text-embeddings-inference, Cohere's rerank. Each maps onto the RPCs above."}},
+          "text-embeddings-inference, Cohere's rerank, KServe's Open Inference Protocol (v2). Each maps onto the "
+          "RPCs above."}},
         {{"name", "meta"}, {"description", "About the API itself."}}}},
       {"paths", std::move(paths)},
       {"components",

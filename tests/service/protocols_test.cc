@@ -36,8 +36,9 @@ class ProtocolsTest : public ::testing::Test {
  protected:
   // A fake engine with `labels` (one: a reranker) behind the golden GPT-2
   // token classifier's tokenizer.
-  void Start(std::vector<std::string> labels, bool tei_at_root = false) {
+  void Start(std::vector<std::string> labels, bool tei_at_root = false, bool token_classifier = true) {
     auto engine = std::make_unique<FakeEngine>();
+    engine->mutable_info()->has_token_classifier = token_classifier;
     engine->mutable_info()->labels = std::move(labels);
     engine->mutable_info()->vocab_size = 861;  // tc_authors_gpt2's.
     engine->mutable_info()->max_sequence_length = 64;
@@ -309,6 +310,107 @@ TEST_F(ProtocolsTest, TeiRerankTokenizeDecodeInfoAndHealthAtTheRoot) {
   EXPECT_EQ(described["max_input_length"], 64);
   EXPECT_EQ(Curl(port_, "GET", "/health").status, 200);
   EXPECT_EQ(Curl(port_, "GET", "/tei/health").status, 200);
+}
+
+TEST_F(ProtocolsTest, KserveDescribesTheModelAndInfersFromTextOrTokenIds) {
+  Start({"a", "b", "c"}, /*tei_at_root=*/false, /*token_classifier=*/false);
+  EXPECT_EQ(json::parse(Curl(port_, "GET", "/v2/health/live").body), json({{"live", true}}));
+  EXPECT_EQ(json::parse(Curl(port_, "GET", "/v2/health/ready").body), json({{"ready", true}}));
+  EXPECT_EQ(json::parse(Curl(port_, "GET", "/v2").body)["name"], "deberta-serve");
+  HttpAnswer ready = Curl(port_, "GET", "/v2/models/fake/ready");
+  EXPECT_EQ(ready.status, 200);
+  EXPECT_EQ(json::parse(ready.body)["ready"], true);
+
+  HttpAnswer metadata = Curl(port_, "GET", "/v2/models/fake");
+  ASSERT_EQ(metadata.status, 200) << metadata.body;
+  const json described = json::parse(metadata.body);
+  EXPECT_EQ(described["versions"], json::array({"1"}));
+  EXPECT_EQ(described["inputs"][0], json({{"name", "text"}, {"datatype", "BYTES"}, {"shape", {-1}}}));
+  EXPECT_EQ(described["outputs"][0], json({{"name", "logits"}, {"datatype", "FP32"}, {"shape", {-1, 3}}}));
+  EXPECT_EQ(Curl(port_, "GET", "/v2/models/fake/versions/1").status, 200);
+  EXPECT_EQ(Curl(port_, "GET", "/v2/models/fake/versions/2").status, 404);
+
+  // Two texts: logits and probabilities [2, 3], row-major, as our Classify's.
+  json texts = Post("/v2/models/fake/infer",
+                    {{"id", "r-1"}, {"inputs", {{{"name", "text"}, {"shape", {2}}, {"datatype", "BYTES"},
+                                                {"data", {"one text", "another text"}}}}}},
+                    200);
+  EXPECT_EQ(texts["id"], "r-1");
+  EXPECT_EQ(texts["model_name"], "fake");
+  EXPECT_EQ(texts["model_version"], "1");
+  ASSERT_EQ(texts["outputs"].size(), 3u) << texts.dump();
+  const json& logits = texts["outputs"][0];
+  EXPECT_EQ(logits["name"], "logits");
+  EXPECT_EQ(logits["shape"], json({2, 3}));
+  const std::vector<float> first = Logits("one text"), second = Logits("another text");
+  for (int j = 0; j < 3; ++j) {
+    EXPECT_NEAR(logits["data"][j].get<double>(), first[j], 1e-6);
+    EXPECT_NEAR(logits["data"][3 + j].get<double>(), second[j], 1e-6);
+  }
+  EXPECT_EQ(texts["outputs"][2]["name"], "label");
+  EXPECT_EQ(texts["outputs"][2]["shape"], json({2}));
+
+  // Token ids with padding (attention_mask 0), nested data, and one output asked for.
+  json ids = Post("/v2/models/fake/versions/1/infer",
+                  {{"inputs",
+                    {{{"name", "input_ids"}, {"shape", {2, 4}}, {"datatype", "INT64"}, {"data", {{1, 7, 8, 2}, {1, 9, 2, 0}}}},
+                     {{"name", "attention_mask"}, {"shape", {2, 4}}, {"datatype", "INT64"}, {"data", {1, 1, 1, 1, 1, 1, 1, 0}}}}},
+                   {"outputs", {{{"name", "probabilities"}}}}},
+                  200);
+  ASSERT_EQ(ids["outputs"].size(), 1u) << ids.dump();
+  serving::v1::ClassifyRequest request;
+  for (const std::vector<int32_t>& row : {std::vector<int32_t>{1, 7, 8, 2}, std::vector<int32_t>{1, 9, 2}}) {
+    serving::v1::Sequence* sequence = request.add_sequences();
+    for (int32_t id : row) sequence->add_token_ids(id);
+  }
+  serving::v1::ClassifyResponse native;
+  ASSERT_TRUE(server_->stub->Classify(ContextWithDeadline().get(), request, &native).ok());
+  for (int r = 0; r < 2; ++r) {
+    for (int j = 0; j < 3; ++j) {
+      EXPECT_NEAR(ids["outputs"][0]["data"][r * 3 + j].get<double>(), native.results(r).probabilities(j), 1e-6);
+    }
+  }
+
+  // Errors name what is wrong.
+  EXPECT_THAT(Post("/v2/models/fake/infer",
+                   {{"inputs", {{{"name", "pixels"}, {"shape", {1}}, {"datatype", "BYTES"}, {"data", {"x"}}}}}}, 400)["error"]
+                  .get<std::string>(),
+              HasSubstr("unknown input 'pixels'"));
+  EXPECT_THAT(Post("/v2/models/fake/infer",
+                   {{"inputs", {{{"name", "text"}, {"shape", {2}}, {"datatype", "BYTES"}, {"data", {"x"}}}}}}, 400)["error"]
+                  .get<std::string>(),
+              HasSubstr("holds 2"));
+  EXPECT_THAT(Post("/v2/models/fake/infer",
+                   {{"inputs", {{{"name", "text"}, {"shape", {1}}, {"datatype", "BYTES"}, {"data", {"x"}}}}},
+                    {"outputs", {{{"name", "embedding"}}}}}, 400)["error"].get<std::string>(),
+              HasSubstr("no output 'embedding'"));
+  EXPECT_THAT(Metrics(), HasSubstr("deberta_requests_total{code=\"OK\",endpoint=\"classify\",model=\"fake\",protocol=\"kserve\""));
+}
+
+TEST_F(ProtocolsTest, KserveAnswersATokenClassifiersEntitiesAsJsonText) {
+  Start({"O", "B-PER", "I-PER"});
+  json answer = Post("/v2/models/fake/infer",
+                     {{"inputs", {{{"name", "text"}, {"shape", {1}}, {"datatype", "BYTES"}, {"data", {"the quick brown fox"}}}}},
+                      {"parameters", {{"aggregation_strategy", "none"}}}},
+                     200);
+  ASSERT_EQ(answer["outputs"].size(), 1u) << answer.dump();
+  EXPECT_EQ(answer["outputs"][0]["name"], "entities");
+  EXPECT_EQ(answer["outputs"][0]["datatype"], "BYTES");
+  const json entities = json::parse(answer["outputs"][0]["data"][0].get<std::string>());
+  serving::v1::ClassifyTokensRequest request;
+  request.set_aggregation(serving::v1::AGGREGATION_NONE);
+  request.add_sequences()->set_text("the quick brown fox");
+  serving::v1::ClassifyTokensResponse native;
+  ASSERT_TRUE(server_->stub->ClassifyTokens(ContextWithDeadline().get(), request, &native).ok());
+  ASSERT_EQ(entities.size(), static_cast<size_t>(native.results(0).entities_size()));
+  for (size_t i = 0; i < entities.size(); ++i) {
+    EXPECT_EQ(entities[i]["label"], native.results(0).entities(static_cast<int>(i)).label());
+    EXPECT_EQ(entities[i]["start"], native.results(0).entities(static_cast<int>(i)).start());
+  }
+  EXPECT_THAT(Post("/v2/models/fake/infer",
+                   {{"inputs", {{{"name", "text"}, {"shape", {1}}, {"datatype", "BYTES"}, {"data", {"x"}}}}},
+                    {"parameters", {{"aggregation_strategy", "most"}}}}, 400)["error"].get<std::string>(),
+              HasSubstr("aggregation_strategy"));
 }
 
 }  // namespace
