@@ -90,23 +90,14 @@ absl::StatusOr<CohereRequest> ParseRequest(const std::string& body) {
 // The pair's length that leaves the document `max_tokens` tokens: the
 // query's tokens with [CLS] and [SEP], the document's, and its [SEP]; 0 (the
 // model's maximum) when that is no shorter.
-absl::StatusOr<int32_t> PairLengthFor(const httplib::Request& http_request, Stub& stub, const std::string& model,
-                                      const std::string& query, int64_t max_tokens) {
+absl::StatusOr<int32_t> PairLengthFor(ModelCalls& calls, const std::string& query, int64_t max_tokens) {
   pb::GetModelInfoRequest info_request;
-  info_request.set_model(model);
   pb::ModelInfo info;
-  if (absl::Status s = CallInProcess(http_request, Protocol::kCohere, stub, &Stub::GetModelInfo, info_request, &info);
-      !s.ok()) {
-    return s;
-  }
+  if (absl::Status s = calls.Run(&Stub::GetModelInfo, info_request, &info); !s.ok()) return s;
   pb::TokenizeRequest tokenize;
-  tokenize.set_model(model);
   tokenize.set_text(query);
   pb::TokenizeResponse tokens;
-  if (absl::Status s = CallInProcess(http_request, Protocol::kCohere, stub, &Stub::Tokenize, tokenize, &tokens);
-      !s.ok()) {
-    return s;
-  }
+  if (absl::Status s = calls.Run(&Stub::Tokenize, tokenize, &tokens); !s.ok()) return s;
   const int64_t length = tokens.token_ids_size() + max_tokens + 1;
   return length >= info.max_sequence_length() ? 0 : static_cast<int32_t>(length);
 }
@@ -147,15 +138,14 @@ void WriteError(httplib::Response& response, const absl::Status& status) {
 void Rerank(const httplib::Request& http_request, httplib::Response& http_response, Stub& stub) {
   absl::StatusOr<CohereRequest> request = ParseRequest(http_request.body);
   if (!request.ok()) return WriteError(http_response, request.status());
+  ModelCalls calls(http_request, Protocol::kCohere, stub, request->rerank.model());
   if (request->max_tokens_per_doc) {
-    absl::StatusOr<int32_t> length = PairLengthFor(http_request, stub, request->rerank.model(),
-                                                   request->rerank.query(), *request->max_tokens_per_doc);
+    absl::StatusOr<int32_t> length = PairLengthFor(calls, request->rerank.query(), *request->max_tokens_per_doc);
     if (!length.ok()) return WriteError(http_response, length.status());
     request->rerank.set_max_length(*length);
   }
   pb::RerankResponse response;
-  if (absl::Status s = CallInProcess(http_request, Protocol::kCohere, stub, &Stub::Rerank, request->rerank, &response);
-      !s.ok()) {
+  if (absl::Status s = calls.Run(&Stub::Rerank, request->rerank, &response); !s.ok()) {
     return WriteError(http_response, s);
   }
   nlohmann::json body = Answer(*request, response);

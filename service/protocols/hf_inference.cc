@@ -17,6 +17,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "absl/strings/string_view.h"
 #include "deberta/serving/v1/inference.grpc.pb.h"
 #include "service/protocols/in_process_call.h"
 #include "service/protocols/json_fields.h"
@@ -47,25 +48,6 @@ absl::StatusOr<Task> TaskNamed(std::string_view name) {
                                           "'; this server runs text-classification, token-classification, "
                                           "fill-mask and zero-shot-classification"));
 }
-
-// The calls of one HTTP request, all for one model.
-class ModelCalls {
- public:
-  ModelCalls(const httplib::Request& http_request, Stub& stub, std::string model)
-      : http_request_(http_request), stub_(stub), model_(std::move(model)) {}
-
-  template <typename Request, typename Response>
-  absl::Status Run(grpc::Status (Stub::*method)(grpc::ClientContext*, const Request&, Response*), Request& request,
-                   Response* response) {
-    request.set_model(model_);
-    return CallInProcess(http_request_, Protocol::kHuggingFace, stub_, method, request, response);
-  }
-
- private:
-  const httplib::Request& http_request_;
-  Stub& stub_;
-  const std::string model_;
-};
 
 // `inputs` as a list: the items of a list (a batch), else the one value.
 struct Inputs {
@@ -105,7 +87,7 @@ absl::StatusOr<Task> ModelTask(ModelCalls& calls, const json* parameters) {
 
 // --- text-classification ---
 
-absl::StatusOr<std::vector<float>> Scores(const pb::Classification& result, const std::optional<std::string>& function) {
+std::vector<float> Scores(const pb::Classification& result, const std::optional<std::string>& function) {
   if (!function) return std::vector<float>(result.probabilities().begin(), result.probabilities().end());
   std::vector<float> scores(result.logits().begin(), result.logits().end());
   if (*function == "none") return scores;
@@ -160,12 +142,11 @@ absl::StatusOr<json> TextClassification(ModelCalls& calls, const json& inputs, J
   if (absl::Status s = calls.Run(&Stub::Classify, request, &response); !s.ok()) return s;
   json answer = json::array();
   for (const pb::Classification& result : response.results()) {
-    absl::StatusOr<std::vector<float>> scores = Scores(result, *function);
-    if (!scores.ok()) return scores.status();
+    const std::vector<float> scores = Scores(result, *function);
     std::vector<std::pair<float, int>> order;
     for (const pb::LabelScore& label : result.labels()) {
-      if (label.label_id() >= 0 && label.label_id() < static_cast<int>(scores->size())) {
-        order.emplace_back((*scores)[label.label_id()], label.label_id());
+      if (label.label_id() >= 0 && label.label_id() < static_cast<int>(scores.size())) {
+        order.emplace_back(scores[label.label_id()], label.label_id());
       }
     }
     std::map<int, std::string> names;
@@ -361,7 +342,7 @@ absl::StatusOr<json> Answer(const httplib::Request& http_request, Stub& stub, co
   // `options` (wait_for_model, use_cache) steer Hugging Face's own service.
   if (absl::Status s = fields.NoOtherKeys({"options"}); !s.ok()) return s;
   if (inputs->is_array() && inputs->empty()) return absl::InvalidArgumentError("inputs is an empty list");
-  ModelCalls calls(http_request, stub, model);
+  ModelCalls calls(http_request, Protocol::kHuggingFace, stub, model);
   absl::StatusOr<Task> task = task_name ? TaskNamed(*task_name) : ModelTask(calls, parameters);
   if (!task.ok()) return task.status();
   static const json kNoParameters = json::object();

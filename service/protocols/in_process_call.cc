@@ -6,6 +6,7 @@
 #include <string>
 
 #include "absl/strings/numbers.h"
+#include "absl/strings/string_view.h"
 #include "absl/strings/str_cat.h"
 #include "service/protocols/json_routes.h"
 

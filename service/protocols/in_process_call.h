@@ -11,8 +11,11 @@
 #include <httplib.h>
 
 #include <cstdint>
+#include <string>
+#include <utility>
 
 #include "absl/status/status.h"
+#include "deberta/serving/v1/inference.grpc.pb.h"
 #include "service/endpoint.h"
 
 namespace deberta::service {
@@ -63,6 +66,40 @@ absl::Status CallInProcess(const httplib::Request& http_request, Protocol protoc
   if (timing != nullptr) *timing = TimingOf(context);
   return FromGrpcStatus(status);
 }
+
+// The calls one HTTP request of an adapter makes, all for one model (empty:
+// the server's only one), each with the request's context as above; their
+// timing metadata summed, for the adapters that report it.
+class ModelCalls {
+ public:
+  using Stub = serving::v1::InferenceService::Stub;
+
+  ModelCalls(const httplib::Request& http_request, Protocol protocol, Stub& stub, std::string model)
+      : http_request_(http_request), protocol_(protocol), stub_(stub), model_(std::move(model)) {}
+
+  // `request`'s model is set to this one's, then the call is made.
+  template <typename Request, typename Response>
+  absl::Status Run(grpc::Status (Stub::*method)(grpc::ClientContext*, const Request&, Response*), Request& request,
+                   Response* response) {
+    request.set_model(model_);
+    InProcessTiming timing;
+    absl::Status status = CallInProcess(http_request_, protocol_, stub_, method, request, response, &timing);
+    timing_.queue_micros += timing.queue_micros;
+    timing_.inference_micros += timing.inference_micros;
+    timing_.tokens += timing.tokens;
+    return status;
+  }
+
+  const std::string& model() const { return model_; }
+  const InProcessTiming& timing() const { return timing_; }
+
+ private:
+  const httplib::Request& http_request_;
+  const Protocol protocol_;
+  Stub& stub_;
+  const std::string model_;
+  InProcessTiming timing_;
+};
 
 }  // namespace deberta::service
 

@@ -32,25 +32,6 @@ constexpr char kModelPath[] = R"(/v2/models/([^/]+)(?:/versions/([^/]+))?)";
 
 enum class Head { kClassifier, kTokens, kFillMask };
 
-// The calls of one HTTP request, all for one model.
-class ModelCalls {
- public:
-  ModelCalls(const httplib::Request& http_request, Stub& stub, std::string model)
-      : http_request_(http_request), stub_(stub), model_(std::move(model)) {}
-  template <typename Request, typename Response>
-  absl::Status Run(grpc::Status (Stub::*method)(grpc::ClientContext*, const Request&, Response*), Request& request,
-                   Response* response) {
-    request.set_model(model_);
-    return CallInProcess(http_request_, Protocol::kKserve, stub_, method, request, response);
-  }
-  const std::string& model() const { return model_; }
-
- private:
-  const httplib::Request& http_request_;
-  Stub& stub_;
-  const std::string model_;
-};
-
 // The model's description; NotFound when the path names another version.
 absl::StatusOr<pb::ModelInfo> Describe(ModelCalls& calls, const std::string& version) {
   pb::GetModelInfoRequest request;
@@ -384,7 +365,7 @@ void AddKserveRoutes(httplib::Server& routes, std::shared_ptr<grpc::Channel> cha
                          "application/json");
   });
   routes.Get(absl::StrCat("^", kModelPath, "$"), [stub](const httplib::Request& request, httplib::Response& response) {
-    ModelCalls calls(request, *stub, request.matches[1].str());
+    ModelCalls calls(request, Protocol::kKserve, *stub, request.matches[1].str());
     absl::StatusOr<pb::ModelInfo> info = Describe(calls, request.matches[2].str());
     absl::StatusOr<Head> head = info.ok() ? HeadOf(*info) : absl::StatusOr<Head>(info.status());
     Write(response, head.ok() ? absl::StatusOr<json>(ModelMetadata(calls.model(), *info, *head))
@@ -392,7 +373,7 @@ void AddKserveRoutes(httplib::Server& routes, std::shared_ptr<grpc::Channel> cha
   });
   routes.Get(absl::StrCat("^", kModelPath, "/ready$"),
              [stub, health](const httplib::Request& request, httplib::Response& response) {
-               ModelCalls calls(request, *stub, request.matches[1].str());
+               ModelCalls calls(request, Protocol::kKserve, *stub, request.matches[1].str());
                const std::string version = request.matches[2].str();
                if (!version.empty()) {
                  absl::StatusOr<pb::ModelInfo> info = Describe(calls, version);
@@ -403,7 +384,7 @@ void AddKserveRoutes(httplib::Server& routes, std::shared_ptr<grpc::Channel> cha
                response.set_content(json{{"name", calls.model()}, {"ready", ready}}.dump(), "application/json");
              });
   routes.Post(absl::StrCat("^", kModelPath, "/infer$"), [stub](const httplib::Request& request, httplib::Response& response) {
-    ModelCalls calls(request, *stub, request.matches[1].str());
+    ModelCalls calls(request, Protocol::kKserve, *stub, request.matches[1].str());
     Write(response, Infer(calls, request.matches[2].str(), request.body));
   });
 }

@@ -29,38 +29,10 @@ namespace pb = serving::v1;
 using Stub = pb::InferenceService::Stub;
 using json = nlohmann::json;
 
-// What one request did, for TEI's headers.
-struct Work {
-  InProcessTiming timing;
+// A request's calls, and the characters of text it sent, for TEI's headers.
+struct TeiCalls : ModelCalls {
+  using ModelCalls::ModelCalls;
   int64_t characters = 0;
-};
-
-// The calls of one HTTP request, all for one model; their timing summed
-// for the headers.
-class TeiCalls {
- public:
-  TeiCalls(const httplib::Request& http_request, Stub& stub, std::string model)
-      : http_request_(http_request), stub_(stub), model_(std::move(model)) {}
-
-  template <typename Request, typename Response>
-  absl::Status Run(grpc::Status (Stub::*method)(grpc::ClientContext*, const Request&, Response*), Request& request,
-                   Response* response) {
-    request.set_model(model_);
-    InProcessTiming timing;
-    absl::Status status = CallInProcess(http_request_, Protocol::kTei, stub_, method, request, response, &timing);
-    work_.timing.queue_micros += timing.queue_micros;
-    work_.timing.inference_micros += timing.inference_micros;
-    work_.timing.tokens += timing.tokens;
-    return status;
-  }
-
-  Work& work() { return work_; }
-
- private:
-  const httplib::Request& http_request_;
-  Stub& stub_;
-  const std::string model_;
-  Work work_;
 };
 
 // truncate and truncation_direction, as our Truncation.
@@ -156,7 +128,7 @@ absl::StatusOr<json> Predict(TeiCalls& calls, const json& body) {
   request.set_top_k(0);
   request.set_truncation(*truncation);
   for (pb::Sequence& sequence : inputs->sequences) {
-    calls.work().characters += static_cast<int64_t>(sequence.text().size() + sequence.text_pair().size());
+    calls.characters += static_cast<int64_t>(sequence.text().size() + sequence.text_pair().size());
     *request.add_sequences() = std::move(sequence);
   }
   pb::ClassifyResponse response;
@@ -193,10 +165,10 @@ absl::StatusOr<json> Rerank(TeiCalls& calls, const json& body) {
   if (absl::Status s = fields.NoOtherKeys(); !s.ok()) return s;
   pb::RerankRequest request;
   request.set_query(**query);
-  calls.work().characters += static_cast<int64_t>(query->value().size() * (*texts)->size());
+  calls.characters += static_cast<int64_t>(query->value().size() * (*texts)->size());
   for (const std::string& text : **texts) {
     request.add_documents(text);
-    calls.work().characters += static_cast<int64_t>(text.size());
+    calls.characters += static_cast<int64_t>(text.size());
   }
   request.set_raw_scores(raw->value_or(false));
   request.set_return_documents(return_text->value_or(false));
@@ -247,7 +219,7 @@ absl::StatusOr<json> Tokenize(TeiCalls& calls, const json& body) {
     request.set_truncation(pb::TRUNCATION_NONE);
     pb::TokenizeResponse response;
     if (absl::Status s = calls.Run(&Stub::Tokenize, request, &response); !s.ok()) return s;
-    calls.work().characters += static_cast<int64_t>(text.size());
+    calls.characters += static_cast<int64_t>(text.size());
     const std::vector<int64_t> bytes = ByteOffsetsOfCodePoints(text);
     const int last = response.token_ids_size() - 1;
     json tokens = json::array();
@@ -348,17 +320,16 @@ void Serve(const httplib::Request& http_request, httplib::Response& http_respons
   const auto started = std::chrono::steady_clock::now();
   absl::StatusOr<json> body = JsonFields::ParseObject(http_request.body);
   if (!body.ok()) return WriteError(http_response, body.status());
-  TeiCalls calls(http_request, stub, model);
+  TeiCalls calls(http_request, Protocol::kTei, stub, model);
   absl::StatusOr<json> answer = handler(calls, *body);
   if (!answer.ok()) return WriteError(http_response, answer.status());
-  const Work& work = calls.work();
   const auto elapsed = std::chrono::steady_clock::now() - started;
   http_response.set_header("x-compute-time",
                            std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(elapsed).count()));
-  http_response.set_header("x-compute-tokens", std::to_string(work.timing.tokens));
-  http_response.set_header("x-compute-characters", std::to_string(work.characters));
-  http_response.set_header("x-queue-time", std::to_string(work.timing.queue_micros / 1000));
-  http_response.set_header("x-inference-time", std::to_string(work.timing.inference_micros / 1000));
+  http_response.set_header("x-compute-tokens", std::to_string(calls.timing().tokens));
+  http_response.set_header("x-compute-characters", std::to_string(calls.characters));
+  http_response.set_header("x-queue-time", std::to_string(calls.timing().queue_micros / 1000));
+  http_response.set_header("x-inference-time", std::to_string(calls.timing().inference_micros / 1000));
   http_response.set_content(answer->dump(-1, ' ', false, json::error_handler_t::replace), "application/json");
 }
 
@@ -380,7 +351,7 @@ void AddRoutesAt(httplib::Server& routes, std::shared_ptr<grpc::Channel> channel
   }
   routes.Get(absl::StrCat("^", prefix, "/info$"),
              [stub, model_of](const httplib::Request& request, httplib::Response& response) {
-               TeiCalls calls(request, *stub, model_of(request));
+               TeiCalls calls(request, Protocol::kTei, *stub, model_of(request));
                absl::StatusOr<json> info = Info(calls);
                if (!info.ok()) return WriteError(response, info.status());
                response.set_content(info->dump(), "application/json");
