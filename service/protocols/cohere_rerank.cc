@@ -16,7 +16,6 @@
 #include "service/protocols/in_process_call.h"
 #include "service/protocols/json_fields.h"
 #include "service/protocols/openapi_operation.h"
-#include "service/status_util.h"
 
 namespace deberta::service {
 namespace {
@@ -129,27 +128,20 @@ nlohmann::json Answer(const CohereRequest& request, const pb::RerankResponse& re
             {"tokens", {{"input_tokens", tokens}, {"output_tokens", 0}}}}}};
 }
 
-void WriteError(httplib::Response& response, const absl::Status& status) {
-  response.status = HttpStatusOf(status);
-  const nlohmann::json body = {{"message", std::string(status.message())}};
-  response.set_content(body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace), "application/json");
-}
-
 void Rerank(const httplib::Request& http_request, httplib::Response& http_response, Stub& stub) {
   absl::StatusOr<CohereRequest> request = ParseRequest(http_request.body);
-  if (!request.ok()) return WriteError(http_response, request.status());
+  if (!request.ok()) return WriteAnswer(http_response, request.status(), "message");
   ModelCalls calls(http_request, Protocol::kCohere, stub, request->rerank.model());
   if (request->max_tokens_per_doc) {
     absl::StatusOr<int32_t> length = PairLengthFor(calls, request->rerank.query(), *request->max_tokens_per_doc);
-    if (!length.ok()) return WriteError(http_response, length.status());
+    if (!length.ok()) return WriteAnswer(http_response, length.status(), "message");
     request->rerank.set_max_length(*length);
   }
   pb::RerankResponse response;
   if (absl::Status s = calls.Run(&Stub::Rerank, request->rerank, &response); !s.ok()) {
-    return WriteError(http_response, s);
+    return WriteAnswer(http_response, s, "message");
   }
-  nlohmann::json body = Answer(*request, response);
-  http_response.set_content(body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace), "application/json");
+  WriteAnswer(http_response, Answer(*request, response), "message");
 }
 
 }  // namespace

@@ -22,7 +22,6 @@
 #include "service/protocols/in_process_call.h"
 #include "service/protocols/json_fields.h"
 #include "service/protocols/openapi_operation.h"
-#include "service/status_util.h"
 
 namespace deberta::service {
 namespace {
@@ -356,29 +355,18 @@ absl::StatusOr<json> Answer(const httplib::Request& http_request, Stub& stub, co
   return absl::InternalError("unknown task");
 }
 
-void Write(httplib::Response& response, const absl::StatusOr<json>& answer) {
-  json body;
-  if (answer.ok()) {
-    body = *answer;
-  } else {
-    response.status = HttpStatusOf(answer.status());
-    body = {{"error", std::string(answer.status().message())}};
-  }
-  response.set_content(body.dump(-1, ' ', false, json::error_handler_t::replace), "application/json");
-}
-
 }  // namespace
 
 void AddHuggingFaceRoutes(httplib::Server& routes, std::shared_ptr<grpc::Channel> channel) {
   auto stub = std::make_shared<Stub>(channel);
   routes.Post(absl::StrCat("^", kHuggingFacePrefix, "([^/]+)$"),
               [stub](const httplib::Request& request, httplib::Response& response) {
-                Write(response, Answer(request, *stub, request.matches[1].str(), std::nullopt));
+                WriteAnswer(response, Answer(request, *stub, request.matches[1].str(), std::nullopt));
               });
   routes.Post(absl::StrCat("^", kHuggingFacePrefix, "([^/]+)/pipeline/([^/]+)$"),
               [stub](const httplib::Request& request, httplib::Response& response) {
                 const std::string task = request.matches[2].str();
-                Write(response, Answer(request, *stub, request.matches[1].str(), task));
+                WriteAnswer(response, Answer(request, *stub, request.matches[1].str(), task));
               });
 }
 

@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "service/status_util.h"
 
 namespace deberta::service {
 
@@ -79,6 +80,17 @@ absl::Status JsonFields::NoOtherKeys(std::initializer_list<const char*> ignored)
     if (!skip) return absl::InvalidArgumentError(absl::StrCat("unknown field ", Name(item.key())));
   }
   return absl::OkStatus();
+}
+
+void WriteAnswer(httplib::Response& response, const absl::StatusOr<nlohmann::json>& answer, const char* error_key) {
+  nlohmann::json body;
+  if (answer.ok()) {
+    body = *answer;
+  } else {
+    response.status = HttpStatusOf(answer.status());
+    body = {{error_key, std::string(answer.status().message())}};
+  }
+  response.set_content(body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace), "application/json");
 }
 
 }  // namespace deberta::service

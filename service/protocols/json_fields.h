@@ -7,6 +7,8 @@
 #ifndef DEBERTA_SERVICE_PROTOCOLS_JSON_FIELDS_H_
 #define DEBERTA_SERVICE_PROTOCOLS_JSON_FIELDS_H_
 
+#include <httplib.h>
+
 #include <cstdint>
 #include <functional>
 #include <initializer_list>
@@ -55,6 +57,13 @@ class JsonFields {
   std::string where_;
   std::set<std::string, std::less<>> read_;
 };
+
+// Writes `answer` as the JSON body, or its error as {"<error_key>": message}
+// with the HTTP status of its code (status_util.h): the error shape of the
+// Hugging Face and Open Inference Protocol APIs ("error") and Cohere's
+// ("message").
+void WriteAnswer(httplib::Response& response, const absl::StatusOr<nlohmann::json>& answer,
+                 const char* error_key = "error");
 
 }  // namespace deberta::service
 

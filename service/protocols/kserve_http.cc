@@ -18,7 +18,6 @@
 #include "service/protocols/in_process_call.h"
 #include "service/protocols/json_fields.h"
 #include "service/protocols/openapi_operation.h"
-#include "service/status_util.h"
 
 namespace deberta::service {
 namespace {
@@ -324,17 +323,6 @@ absl::StatusOr<json> Infer(ModelCalls& calls, const std::string& version, const 
   return answer;
 }
 
-void Write(httplib::Response& response, const absl::StatusOr<json>& answer) {
-  json body;
-  if (answer.ok()) {
-    body = *answer;
-  } else {
-    response.status = HttpStatusOf(answer.status());
-    body = {{"error", std::string(answer.status().message())}};
-  }
-  response.set_content(body.dump(-1, ' ', false, json::error_handler_t::replace), "application/json");
-}
-
 // SERVING in the gRPC health service (which needs no key): `service` is a
 // model's name, or empty for the server (every model).
 bool Serving(HealthStub& health, const std::string& service) {
@@ -368,7 +356,7 @@ void AddKserveRoutes(httplib::Server& routes, std::shared_ptr<grpc::Channel> cha
     ModelCalls calls(request, Protocol::kKserve, *stub, request.matches[1].str());
     absl::StatusOr<pb::ModelInfo> info = Describe(calls, request.matches[2].str());
     absl::StatusOr<Head> head = info.ok() ? HeadOf(*info) : absl::StatusOr<Head>(info.status());
-    Write(response, head.ok() ? absl::StatusOr<json>(ModelMetadata(calls.model(), *info, *head))
+    WriteAnswer(response, head.ok() ? absl::StatusOr<json>(ModelMetadata(calls.model(), *info, *head))
                               : absl::StatusOr<json>(head.status()));
   });
   routes.Get(absl::StrCat("^", kModelPath, "/ready$"),
@@ -377,7 +365,7 @@ void AddKserveRoutes(httplib::Server& routes, std::shared_ptr<grpc::Channel> cha
                const std::string version = request.matches[2].str();
                if (!version.empty()) {
                  absl::StatusOr<pb::ModelInfo> info = Describe(calls, version);
-                 if (!info.ok()) return Write(response, info.status());
+                 if (!info.ok()) return WriteAnswer(response, info.status());
                }
                const bool ready = Serving(*health, calls.model());
                response.status = ready ? 200 : 503;
@@ -385,7 +373,7 @@ void AddKserveRoutes(httplib::Server& routes, std::shared_ptr<grpc::Channel> cha
              });
   routes.Post(absl::StrCat("^", kModelPath, "/infer$"), [stub](const httplib::Request& request, httplib::Response& response) {
     ModelCalls calls(request, Protocol::kKserve, *stub, request.matches[1].str());
-    Write(response, Infer(calls, request.matches[2].str(), request.body));
+    WriteAnswer(response, Infer(calls, request.matches[2].str(), request.body));
   });
 }
 
