@@ -88,7 +88,8 @@ std::string ServerConfig::Describe() const {
   const model::SpecialTokens& special = service.special_tokens;
   return absl::StrCat(
       "listen_address=", listen_address, " port=", port, " http_port=", http_port,
-      " http_threads=", http_threads, " metrics_port=", metrics_port,
+      " http_threads=", http_threads, " tei_compatible_routes=", tei_compatible_routes ? "true" : "false",
+      " metrics_port=", metrics_port,
       " metrics_listen_address=", metrics_listen_address.empty() ? listen_address : metrics_listen_address,
       " metrics_threads=", metrics_threads,
       " metrics_request_timeout=", absl::FormatDuration(metrics_request_timeout),
