@@ -27,7 +27,13 @@ stage() {
   local name=$1 started=$SECONDS
   shift
   "$@"
-  echo "test.sh: stage $name took $((SECONDS - started)) s"
+  echo "test.sh: stage $name took $((SECONDS - started)) s; $(df -h --output=avail . | tail -1 | tr -d ' ') free on disk"
+}
+# With DEBERTA_CI_FREE_DISK=1 (.ci/run), each extra build tree is removed once its
+# stage passed, before the image stages, which need the most disk (the CUDA
+# build stage's layer holds several GB, up to three times while it is committed).
+free_disk() {
+  if [[ ${DEBERTA_CI_FREE_DISK:-0} == 1 ]]; then rm -rf "$@"; fi
 }
 
 stage install bash scripts/install_deps.sh
@@ -51,10 +57,14 @@ stage image_prepare prepared
 stage ctest ctest --test-dir "$BUILD_DIR" --output-on-failure -j "$(nproc)"
 stage avx2_check bash scripts/avx2_check.sh "$BUILD_DIR"
 stage gpu_check env GPU_CHECK_BUILD_DIR="$BUILD_DIR-gpu-check" bash scripts/gpu_check.sh "$BUILD_DIR/gpu-check"
+free_disk "$BUILD_DIR-gpu-check"
 
 stage sanitize env SANITIZE_BUILD_DIR="$BUILD_DIR-asan" bash scripts/sanitize.sh
+free_disk "$BUILD_DIR-asan"
 stage tsan env TSAN_BUILD_DIR="$BUILD_DIR-tsan" bash scripts/tsan.sh
+free_disk "$BUILD_DIR-tsan"
 stage fuzz env FUZZ_BUILD_DIR="$BUILD_DIR-fuzz" bash scripts/fuzz.sh
+free_disk "$BUILD_DIR-fuzz"
 stage image_test env IMAGE_TEST_ROOT="$PWD/$BUILD_DIR/podman" bash scripts/image_test.sh
 stage image_test_cuda env IMAGE_TEST_ROOT="$PWD/$BUILD_DIR/podman" bash scripts/image_test.sh --cuda
 echo "test.sh: every stage passed in $SECONDS s"
