@@ -31,7 +31,7 @@ stage() {
 }
 # With DEBERTA_CI_FREE_DISK=1 (.ci/run), each extra build tree is removed once its
 # stage passed, before the image stages, which need the most disk (the CUDA
-# build stage's layer holds several GB, up to three times while it is committed).
+# package layers hold several GB, and committing one takes about four times its size).
 free_disk() {
   if [[ ${DEBERTA_CI_FREE_DISK:-0} == 1 ]]; then rm -rf "$@"; fi
 }
