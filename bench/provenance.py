@@ -6,6 +6,15 @@
                                               object file (top level), or
                                               writes FILE.provenance.json
                                               beside a file that is not one
+  provenance.py check DIR                     fails (exit 1, naming each
+                                              file) unless every results
+                                              run under DIR carries them
+
+What `check` asks (ctest's results_provenance runs it on bench/results):
+every file sits in a run's directory, not loose at the top; every JSON
+object file there has a "commit" (or a FILE.provenance.json beside it);
+and each directory holds at least one file so stamped, which dates its
+companions (logs, tables, READMEs, patches made in the same run).
 
 Fields: commit and dirty ($DEBERTA_COMMIT and $DEBERTA_DIRTY where set, as
 on the lent GPU machine, whose copy of the tree has a stale .git; else git),
@@ -114,12 +123,57 @@ def stamp(path, fields):
             json.dump(fields, f, indent=1)
 
 
+def is_stamped(path):
+    if os.path.exists(path + ".provenance.json"):
+        return True
+    try:
+        with open(path) as f:
+            data = json.load(f)
+    except (OSError, ValueError):
+        return False
+    return isinstance(data, dict) and "commit" in data
+
+
+def is_json_object_file(path):
+    if not path.endswith(".json"):
+        return False
+    try:
+        with open(path) as f:
+            return isinstance(json.load(f), dict)
+    except (OSError, ValueError):
+        return False
+
+
+def check(root):
+    """The problems found under root, one line each."""
+    problems = []
+    for directory, _, names in sorted(os.walk(root)):
+        files = sorted(n for n in names if not n.endswith(".provenance.json"))
+        if directory == root:
+            problems += [f"{os.path.join(root, n)}: loose at the top; put each run in its own directory"
+                         for n in files]
+            continue
+        paths = [os.path.join(directory, n) for n in files]
+        if not files:
+            continue
+        problems += [f"{p}: a JSON results file without its provenance (provenance.py stamp)"
+                     for p in paths if is_json_object_file(p) and not is_stamped(p)]
+        if not any(is_stamped(p) for p in paths):
+            problems.append(f"{directory}: no file in it carries the run's provenance")
+    return problems
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("verb", choices=("json", "stamp"))
+    parser.add_argument("verb", choices=("json", "stamp", "check"))
     parser.add_argument("files", nargs="*")
     parser.add_argument("--threads", type=int, default=None)
     args = parser.parse_intermixed_args()
+    if args.verb == "check":
+        problems = [p for root in args.files for p in check(root)]
+        for problem in problems:
+            print(problem)
+        sys.exit(1 if problems else 0)
     fields = provenance(args.threads)
     if args.verb == "json":
         print(json.dumps(fields))

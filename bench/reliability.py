@@ -16,7 +16,7 @@ bounded phases:
              (target < 5%), client and /metrics OK counts equal
 
   bench/reliability.py                     # after scripts/test.sh
-  SOAK=600 THREADS=2 bench/reliability.py --json bench/results/reliability.json
+  SOAK=600 THREADS=2 bench/reliability.py --json bench/results/reliability/results.json
   PHASES=overload,sigterm bench/reliability.py   # some phases (capacity always)
 
 Sequences are 16-64 tokens. Numbers depend on the machine: compare them
@@ -215,8 +215,11 @@ def main():
     finally:
         server.stop()
     if args.json:
+        os.makedirs(os.path.dirname(os.path.abspath(args.json)), exist_ok=True)
         with open(args.json, "w") as f:
             json.dump(results, f, indent=1)
+        subprocess.run([sys.executable, os.path.join(ROOT, "bench", "provenance.py"), "stamp",
+                        "--threads=" + THREADS, args.json], check=True)
     return 0
 
 

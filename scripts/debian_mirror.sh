@@ -10,6 +10,16 @@ mirror() {
   echo "${uri:-http://deb.debian.org/debian}"
 }
 
+# `security_mirror` prints the Debian security mirror this machine's apt
+# uses (its -security suite), by default deb.debian.org's.
+security_mirror() {
+  local uri
+  uri=$(grep -hs '^URIs:' /etc/apt/sources.list.d/*.sources | awk '{print $2}' | grep security | head -1)
+  [ -z "$uri" ] && uri=$(grep -hs '^deb ' /etc/apt/sources.list /etc/apt/sources.list.d/*.list |
+                         awk '{print $2}' | grep security | head -1)
+  echo "${uri:-http://deb.debian.org/debian-security}"
+}
+
 # `debian_source PACKAGE VERSION DEST`: Debian's source package PACKAGE at
 # VERSION (as dpkg-query's ${source:Version} prints it) from the mirror's
 # pool, unpacked into DEST (which must not exist) with Debian's patches

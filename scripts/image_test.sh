@@ -95,6 +95,7 @@ started=$SECONDS
 podman build --network host --pull=never "${BUILD_FLAGS[@]}" -t "$IMAGE" . >"$ROOT/build-$MODE.log" 2>&1 ||
   { tail -40 "$ROOT/build-$MODE.log"; exit 1; }
 echo "image_test: built in $((SECONDS - started)) s"
+grep -h '^host ccache hits:' "$ROOT/build-$MODE.log" | sed 's/^/image_test: /' || true
 podman image inspect "$IMAGE" --format 'image_test: {{.Id}} {{.Size}} bytes, user {{.Config.User}}'
 
 cleanup() { podman rm -f "$NAME" "$NAME-golden" >/dev/null 2>&1 || true; }

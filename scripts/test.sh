@@ -52,6 +52,9 @@ prepared() {
 }
 stage configure cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release -DDEBERTA_WERROR=ON
 stage build cmake --build "$BUILD_DIR" -j "$(nproc)"
+# The ASan build compiles while the package stages finish (their rest is
+# mostly the disk and the network); its tests run below.
+stage sanitize_build env SANITIZE_BUILD_DIR="$BUILD_DIR-asan" bash scripts/sanitize.sh --build-only
 # The tests run on a quiet machine: some answer within deadlines.
 stage image_prepare prepared
 stage ctest ctest --test-dir "$BUILD_DIR" --output-on-failure -j "$(nproc)"
@@ -59,7 +62,7 @@ stage avx2_check bash scripts/avx2_check.sh "$BUILD_DIR"
 stage gpu_check env GPU_CHECK_BUILD_DIR="$BUILD_DIR-gpu-check" bash scripts/gpu_check.sh "$BUILD_DIR/gpu-check"
 free_disk "$BUILD_DIR-gpu-check"
 
-stage sanitize env SANITIZE_BUILD_DIR="$BUILD_DIR-asan" bash scripts/sanitize.sh
+stage sanitize env SANITIZE_BUILD_DIR="$BUILD_DIR-asan" bash scripts/sanitize.sh --run-only
 free_disk "$BUILD_DIR-asan"
 stage tsan env TSAN_BUILD_DIR="$BUILD_DIR-tsan" bash scripts/tsan.sh
 free_disk "$BUILD_DIR-tsan"
