@@ -249,6 +249,18 @@ absl::Status Server::StartGrpc() {
   builder.AddListeningPort(absl::StrCat(config_.listen_address, ":", config_.port),
                            MakeGrpcServerCredentials(security), &bound_port_);
   builder.RegisterService(service_.get());
+  // The adapters' threads: as many as the HTTP adapters get, and a queue as
+  // long as one endpoint's in the batcher.
+  grpc_adapters_ = std::make_unique<GrpcAdapterBackend>(config_.http_threads, config_.batcher.max_enqueued_tasks);
+  TeiGrpcLimits tei_limits;
+  tei_limits.max_concurrent_requests = static_cast<uint32_t>(config_.batcher.max_enqueued_tasks);
+  tei_limits.max_batch_tokens = static_cast<uint32_t>(config_.batcher.max_batch_tokens);
+  tei_limits.max_batch_requests = static_cast<uint32_t>(config_.batcher.max_batch_size);
+  tei_limits.max_client_batch_size = static_cast<uint32_t>(config_.service.requests.max_sequences_per_request);
+  tei_grpc_ = std::make_unique<TeiGrpcServices>(grpc_adapters_.get(), tei_limits);
+  for (grpc::Service* service : tei_grpc_->services()) builder.RegisterService(service);
+  kserve_grpc_ = std::make_unique<KserveGrpcService>(grpc_adapters_.get(), config_.service.server_version);
+  builder.RegisterService(kserve_grpc_->service());
   builder.SetMaxReceiveMessageSize(config_.max_message_bytes);
   // gRPC sets SO_REUSEPORT by default: a second server on the same port
   // would start and take part of the traffic. Fail to bind instead.
@@ -265,6 +277,9 @@ absl::Status Server::StartGrpc() {
     return absl::UnavailableError(absl::StrCat("cannot listen on ", config_.listen_address, ":", config_.port,
                                                " (is the port in use by another server?)"));
   }
+  grpc::ChannelArguments args;
+  args.SetMaxReceiveMessageSize(-1);
+  grpc_adapters_->SetChannel(grpc_server_->InProcessChannel(args));
   return absl::OkStatus();
 }
 
@@ -305,6 +320,8 @@ void Server::Shutdown() {
 
 void Server::Wait() {
   if (grpc_server_) grpc_server_->Wait();
+  // No adapter call is left: their stubs' channel goes before the server.
+  if (grpc_adapters_) grpc_adapters_->SetChannel(nullptr);
 }
 
 }  // namespace deberta::service

@@ -23,6 +23,9 @@
 #include "service/models/models.h"
 #include "service/server_config.h"
 #include "service/http_server.h"
+#include "service/protocols/grpc_adapter.h"
+#include "service/protocols/kserve_grpc.h"
+#include "service/protocols/tei_grpc.h"
 
 namespace deberta::service {
 
@@ -85,6 +88,11 @@ class Server {
   ServiceMetrics metrics_;
   std::unique_ptr<Models> models_;
   std::unique_ptr<InferenceServiceImpl> service_;
+  // TEI's and KServe's gRPC APIs on the gRPC port (service/protocols/):
+  // registered before the server starts, so declared before it.
+  std::unique_ptr<GrpcAdapterBackend> grpc_adapters_;
+  std::unique_ptr<TeiGrpcServices> tei_grpc_;
+  std::unique_ptr<KserveGrpcService> kserve_grpc_;
   std::unique_ptr<grpc::Server> grpc_server_;
   std::unique_ptr<ApiKeys> api_keys_;             // With --api_keys_file.
   std::unique_ptr<ApiKeys> admin_keys_;           // With --admin_api_keys_file.

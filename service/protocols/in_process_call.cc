@@ -1,8 +1,9 @@
-// HTTP request -> the context of its in-process gRPC call.
+// An adapter's request (HTTP or gRPC) -> the contexts of its in-process gRPC calls.
 #include "service/protocols/in_process_call.h"
 
 #include <chrono>
 #include <cstdint>
+#include <memory>
 #include <string>
 
 #include "absl/strings/numbers.h"
@@ -12,23 +13,48 @@
 
 namespace deberta::service {
 
-absl::Status PrepareInProcessContext(const httplib::Request& request, Protocol protocol,
-                                     grpc::ClientContext* context) {
+CallOrigin CallOrigin::FromHttp(const httplib::Request& request, Protocol protocol) {
+  CallOrigin origin;
   for (const char* header : {"authorization", "traceparent"}) {
-    if (request.has_header(header)) context->AddMetadata(header, request.get_header_value(header));
+    if (request.has_header(header)) origin.metadata_.emplace_back(header, request.get_header_value(header));
   }
-  context->AddMetadata(kProtocolMetadata, ProtocolName(protocol));
-  context->AddMetadata(kHttpPeerMetadata, absl::StrCat(request.remote_addr, ":", request.remote_port));
+  origin.metadata_.emplace_back(kProtocolMetadata, ProtocolName(protocol));
+  origin.metadata_.emplace_back(kHttpPeerMetadata, absl::StrCat(request.remote_addr, ":", request.remote_port));
   std::string deadline = request.get_header_value(kDeadlineHeader);
   if (deadline.empty()) deadline = request.get_param_value(kDeadlineParameter);
-  if (deadline.empty()) return absl::OkStatus();
+  if (deadline.empty()) return origin;
   int64_t ms = 0;
   if (!absl::SimpleAtoi(deadline, &ms) || ms <= 0) {
-    return absl::InvalidArgumentError(
+    origin.error_ = absl::InvalidArgumentError(
         absl::StrCat("the deadline must be a positive number of milliseconds, not '", deadline, "'"));
+  } else {
+    origin.deadline_ = std::chrono::system_clock::now() + std::chrono::milliseconds(ms);
   }
-  context->set_deadline(std::chrono::system_clock::now() + std::chrono::milliseconds(ms));
-  return absl::OkStatus();
+  return origin;
+}
+
+CallOrigin CallOrigin::FromGrpc(const grpc::CallbackServerContext& context, Protocol protocol) {
+  CallOrigin origin;
+  const auto& metadata = context.client_metadata();
+  for (const char* key : {"authorization", "traceparent"}) {
+    auto it = metadata.find(key);
+    if (it != metadata.end()) origin.metadata_.emplace_back(key, std::string(it->second.data(), it->second.size()));
+  }
+  origin.metadata_.emplace_back(kProtocolMetadata, ProtocolName(protocol));
+  origin.metadata_.emplace_back(kHttpPeerMetadata, context.peer());
+  origin.parent_ = &context;
+  return origin;
+}
+
+absl::StatusOr<std::unique_ptr<grpc::ClientContext>> CallOrigin::NewContext() const {
+  if (!error_.ok()) return error_;
+  // A gRPC parent's deadline and cancellation reach the in-process call.
+  std::unique_ptr<grpc::ClientContext> context =
+      parent_ != nullptr ? grpc::ClientContext::FromCallbackServerContext(*parent_)
+                         : std::make_unique<grpc::ClientContext>();
+  for (const auto& [key, value] : metadata_) context->AddMetadata(key, value);
+  if (deadline_) context->set_deadline(*deadline_);
+  return context;
 }
 
 absl::Status FromGrpcStatus(const grpc::Status& status) {

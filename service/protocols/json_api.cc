@@ -4,11 +4,13 @@
 #include <google/protobuf/util/json_util.h>
 
 #include <chrono>
+#include <memory>
 #include <string>
 #include <nlohmann/json.hpp>
 #include <type_traits>
 #include <utility>
 
+#include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "deberta/serving/v1/inference.grpc.pb.h"
 #include "grpc/health/v1/health.grpc.pb.h"
@@ -70,13 +72,14 @@ void Call(const httplib::Request& http_request, httplib::Response& http_response
       request.set_model(path_model);
     }
   }
-  grpc::ClientContext context;
-  if (absl::Status prepared = PrepareInProcessContext(http_request, Protocol::kHttp, &context); !prepared.ok()) {
-    WriteError(http_response, grpc::StatusCode::INVALID_ARGUMENT, std::string(prepared.message()));
+  absl::StatusOr<std::unique_ptr<grpc::ClientContext>> context =
+      CallOrigin::FromHttp(http_request, Protocol::kHttp).NewContext();
+  if (!context.ok()) {
+    WriteError(http_response, grpc::StatusCode::INVALID_ARGUMENT, std::string(context.status().message()));
     return;
   }
   Response response;
-  const grpc::Status status = (stub.*method)(&context, request, &response);
+  const grpc::Status status = (stub.*method)(context->get(), request, &response);
   if (!status.ok()) {
     WriteError(http_response, status.error_code(), status.error_message());
     return;
