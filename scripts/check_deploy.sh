@@ -4,6 +4,8 @@
 #   * the PrometheusRule in the base is in sync with deploy/prometheus/rules.yaml;
 #   * kustomize: the overlays build, and every object passes its Kubernetes
 #     (or Prometheus-operator) schema;
+#   * the KServe manifests pass KServe's schemas (as written in
+#     deploy/tools/kserve_schemas.mjs) and their containers Kubernetes';
 #   * the Dockerfiles lint clean.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -51,6 +53,22 @@ expect multi-model "--model=demo" no
 expect multi-model "initContainers:" yes
 expect multi-model "image: registry.example.com/deberta-models:" yes
 expect cpu "initContainers:" no
+
+echo "== KServe (deploy/kserve)"
+for manifest in deploy/kserve/*.yaml; do
+  node deploy/tools/validate_manifests.mjs <"$manifest"
+done
+# The runtime names each model after its InferenceService and serves the
+# Open Inference Protocol on the ports the InferenceServices route to.
+kserve_expect() {  # kserve_expect FILE PATTERN
+  grep -q -e "$2" "deploy/kserve/$1" || { echo "FAIL deploy/kserve/$1: no '$2'" >&2; exit 1; }
+}
+kserve_expect serving-runtime.yaml "--model_name={{.Name}}"
+kserve_expect serving-runtime.yaml "--model=/mnt/models"
+kserve_expect serving-runtime.yaml "--http_port=8080"
+kserve_expect serving-runtime.yaml "--port=8081"
+kserve_expect inference-service-grpc.yaml "containerPort: 8081"
+kserve_expect inference-service-grpc.yaml "protocolVersion: grpc-v2"
 
 echo "== Dockerfiles"
 node deploy/tools/lint_dockerfiles.mjs docker/Dockerfile docker/Dockerfile.cuda
