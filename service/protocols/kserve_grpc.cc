@@ -25,7 +25,7 @@ using json = nlohmann::json;
 using Stub = GrpcAdapterBackend::Stub;
 using HealthStub = GrpcAdapterBackend::HealthStub;
 
-CallOrigin Origin(const grpc::CallbackServerContext& context) {
+CallOrigin KserveOrigin(const grpc::CallbackServerContext& context) {
   return CallOrigin::FromGrpc(context, Protocol::kKserve);
 }
 
@@ -209,7 +209,7 @@ class KserveGrpcService::Impl : public oip::GRPCInferenceService::CallbackServic
   grpc::ServerUnaryReactor* ModelReady(grpc::CallbackServerContext* context, const oip::ModelReadyRequest* request,
                                        oip::ModelReadyResponse* response) override {
     return backend_->Unary(context, [context, request, response](Stub& stub, HealthStub& health) {
-      ModelCalls calls(Origin(*context), stub, request->name());
+      ModelCalls calls(KserveOrigin(*context), stub, request->name());
       absl::StatusOr<bool> ready = KserveModelReady(calls, health, request->version());
       if (!ready.ok()) return ready.status();
       response->set_ready(*ready);
@@ -230,7 +230,7 @@ class KserveGrpcService::Impl : public oip::GRPCInferenceService::CallbackServic
                                           const oip::ModelMetadataRequest* request,
                                           oip::ModelMetadataResponse* response) override {
     return backend_->Unary(context, [context, request, response](Stub& stub, HealthStub&) {
-      ModelCalls calls(Origin(*context), stub, request->name());
+      ModelCalls calls(KserveOrigin(*context), stub, request->name());
       absl::StatusOr<json> metadata = KserveModelMetadata(calls, request->version());
       if (!metadata.ok()) return metadata.status();
       MetadataOf(*metadata, response);
@@ -243,7 +243,7 @@ class KserveGrpcService::Impl : public oip::GRPCInferenceService::CallbackServic
     return backend_->Unary(context, [context, request, response](Stub& stub, HealthStub&) {
       absl::StatusOr<json> body = BodyOf(*request);
       if (!body.ok()) return body.status();
-      ModelCalls calls(Origin(*context), stub, request->model_name());
+      ModelCalls calls(KserveOrigin(*context), stub, request->model_name());
       absl::StatusOr<json> answer = KserveInfer(calls, request->model_version(), *body);
       if (!answer.ok()) return answer.status();
       AnswerOf(*answer, request->raw_input_contents_size() > 0, response);

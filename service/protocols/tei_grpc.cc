@@ -27,15 +27,15 @@ namespace pb = serving::v1;
 using json = nlohmann::json;
 using Stub = GrpcAdapterBackend::Stub;
 using HealthStub = GrpcAdapterBackend::HealthStub;
-using Clock = std::chrono::steady_clock;
+using SteadyClock = std::chrono::steady_clock;
 
-CallOrigin Origin(const grpc::CallbackServerContext& context) { return CallOrigin::FromGrpc(context, Protocol::kTei); }
+CallOrigin TeiOrigin(const grpc::CallbackServerContext& context) { return CallOrigin::FromGrpc(context, Protocol::kTei); }
 
-void SetMetadata(const TeiCalls& calls, Clock::time_point started, tei::Metadata* metadata) {
+void SetMetadata(const TeiCalls& calls, SteadyClock::time_point started, tei::Metadata* metadata) {
   metadata->set_compute_chars(static_cast<uint32_t>(calls.characters));
   metadata->set_compute_tokens(static_cast<uint32_t>(calls.timing().tokens));
   metadata->set_total_time_ns(static_cast<uint64_t>(
-      std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - started).count()));
+      std::chrono::duration_cast<std::chrono::nanoseconds>(SteadyClock::now() - started).count()));
   metadata->set_queue_time_ns(static_cast<uint64_t>(calls.timing().queue_micros) * 1000);
   metadata->set_inference_time_ns(static_cast<uint64_t>(calls.timing().inference_micros) * 1000);
 }
@@ -51,7 +51,7 @@ json TruncationFields(bool truncate, tei::TruncationDirection direction) {
 
 absl::Status Predict(const CallOrigin& origin, Stub& stub, json inputs, bool raw_scores, bool truncate,
                      tei::TruncationDirection direction, tei::PredictResponse* response) {
-  const Clock::time_point started = Clock::now();
+  const SteadyClock::time_point started = SteadyClock::now();
   TeiCalls calls(origin, stub, "");
   json body = TruncationFields(truncate, direction);
   body["inputs"] = std::move(inputs);
@@ -85,7 +85,7 @@ absl::Status PredictPairOne(const CallOrigin& origin, Stub& stub, const tei::Pre
 
 absl::Status RerankOne(const CallOrigin& origin, Stub& stub, const tei::RerankRequest& request,
                        tei::RerankResponse* response) {
-  const Clock::time_point started = Clock::now();
+  const SteadyClock::time_point started = SteadyClock::now();
   TeiCalls calls(origin, stub, "");
   json body = TruncationFields(request.truncate(), request.truncation_direction());
   body["query"] = request.query();
@@ -185,7 +185,7 @@ class TeiGrpcServices::InfoService : public tei::Info::CallbackService {
   grpc::ServerUnaryReactor* Info(grpc::CallbackServerContext* context, const tei::InfoRequest*,
                                  tei::InfoResponse* response) override {
     return backend_->Unary(context, [this, context, response](Stub& stub, HealthStub&) {
-      return InfoOne(Origin(*context), stub, limits_, response);
+      return InfoOne(TeiOrigin(*context), stub, limits_, response);
     });
   }
 
@@ -205,7 +205,7 @@ template <typename Request, typename Response>
 grpc::ServerUnaryReactor* UnaryOf(GrpcAdapterBackend* backend, grpc::CallbackServerContext* context,
                                   const Request* request, Response* response, OneRequest<Request, Response> one) {
   return backend->Unary(context, [context, request, response, one](Stub& stub, HealthStub&) {
-    return one(Origin(*context), stub, *request, response);
+    return one(TeiOrigin(*context), stub, *request, response);
   });
 }
 
@@ -214,7 +214,7 @@ grpc::ServerBidiReactor<Request, Response>* StreamOf(GrpcAdapterBackend* backend
                                                      OneRequest<Request, Response> one) {
   return new SerialStream<Request, Response>(
       backend, [context, one](const Request& request, Response* response, Stub& stub, HealthStub&) {
-        return one(Origin(*context), stub, request, response);
+        return one(TeiOrigin(*context), stub, request, response);
       });
 }
 
@@ -271,7 +271,7 @@ class RerankCollector : public grpc::ServerReadReactor<tei::RerankStreamRequest>
     }
     backend_->Schedule(
         [this](Stub& stub, HealthStub&) {
-          Finish(ToGrpcStatus(RerankOne(Origin(*context_), stub, request_, response_)));
+          Finish(ToGrpcStatus(RerankOne(TeiOrigin(*context_), stub, request_, response_)));
           return absl::OkStatus();
         },
         [this](const absl::Status& why) { Finish(ToGrpcStatus(why)); });

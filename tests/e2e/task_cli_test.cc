@@ -23,15 +23,15 @@ namespace {
 using nlohmann::json;
 using ::testing::HasSubstr;
 
-std::string CaseDir(const std::string& name) { return std::string(DEBERTA_GOLDEN_TASKS_DIR) + "/" + name; }
+std::string CliCaseDir(const std::string& name) { return std::string(DEBERTA_GOLDEN_TASKS_DIR) + "/" + name; }
 
 // A server on one golden task case, and the case's expected.json.
 class TaskCli {
  public:
   explicit TaskCli(const std::string& name) {
-    std::ifstream in(CaseDir(name) + "/expected.json");
+    std::ifstream in(CliCaseDir(name) + "/expected.json");
     golden = json::parse(in);
-    started_ = server_.Start(DEBERTA_SERVER_BINARY, {"--model=" + CaseDir(name), "--listen_address=127.0.0.1",
+    started_ = server_.Start(DEBERTA_SERVER_BINARY, {"--model=" + CliCaseDir(name), "--listen_address=127.0.0.1",
                                                      "--port=0", "--metrics_port=0", "--threads=2"});
     int metrics_port = 0;
     started_ = started_ && ParseBannerPorts(server_.ReadLine(), &port_, &metrics_port);

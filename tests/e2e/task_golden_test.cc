@@ -25,7 +25,7 @@ namespace {
 namespace pb = serving::v1;
 using nlohmann::json;
 
-std::string CaseDir(const std::string& name) { return std::string(DEBERTA_GOLDEN_TASKS_DIR) + "/" + name; }
+std::string TaskCaseDir(const std::string& name) { return std::string(DEBERTA_GOLDEN_TASKS_DIR) + "/" + name; }
 
 // A field of an answer, or its zero value when proto3's JSON left it out.
 template <typename T>
@@ -145,15 +145,15 @@ void CallGrpc(grpc::Status (pb::InferenceService::Stub::*method)(grpc::ClientCon
 class TaskGoldenTest : public ::testing::TestWithParam<std::string> {
  protected:
   void SetUp() override {
-    std::ifstream in(CaseDir(GetParam()) + "/expected.json");
+    std::ifstream in(TaskCaseDir(GetParam()) + "/expected.json");
     ASSERT_TRUE(in);
     golden_ = json::parse(in);
     model::EngineOptions options;
-    options.model = CaseDir(GetParam());
+    options.model = TaskCaseDir(GetParam());
     options.num_threads = 2;
     auto engine = model::CreateTorchEngine(options);
     ASSERT_TRUE(engine.ok()) << engine.status();
-    auto tokenizer = model::LoadTokenizer(CaseDir(GetParam()));
+    auto tokenizer = model::LoadTokenizer(TaskCaseDir(GetParam()));
     ASSERT_TRUE(tokenizer.ok()) << tokenizer.status();
     service::ServerConfig config;
     config.http_port = 0;

@@ -22,10 +22,10 @@ namespace {
 
 using ::testing::HasSubstr;
 
-std::string CaseDir(const std::string& name) { return deberta::testing::GoldenDir() + "/" + name; }
+std::string GoldenCaseDir(const std::string& name) { return deberta::testing::GoldenDir() + "/" + name; }
 
 std::unique_ptr<SafetensorsFile> OpenCheckpoint(const std::string& name) {
-  return *SafetensorsFile::Open(CaseDir(name) + "/model.safetensors");
+  return *SafetensorsFile::Open(GoldenCaseDir(name) + "/model.safetensors");
 }
 
 // Copies a case's checkpoint into memory with `edit` applied.
@@ -43,7 +43,7 @@ std::unique_ptr<SafetensorsFile> EditedCheckpoint(
 }
 
 DebertaNetwork NetworkFor(const std::string& name, const SafetensorsFile& file) {
-  return DebertaNetwork(*LoadDebertaConfig(CaseDir(name) + "/config.json"), DetectNetworkParts(file, *LoadDebertaConfig(CaseDir(name) + "/config.json")));
+  return DebertaNetwork(*LoadDebertaConfig(GoldenCaseDir(name) + "/config.json"), DetectNetworkParts(file, *LoadDebertaConfig(GoldenCaseDir(name) + "/config.json")));
 }
 
 class ParameterNamesTest : public ::testing::TestWithParam<std::string> {};
@@ -149,9 +149,9 @@ TEST(WeightsTest, IntegerWeightIsWrongDType) {
 TEST(NetworkLoaderTest, TruncatedCheckpointFolderIsAnError) {
   const std::string dir = ::testing::TempDir() + "/truncated_model";
   std::filesystem::create_directories(dir);
-  std::filesystem::copy_file(CaseDir("a_v1_base_like") + "/config.json", dir + "/config.json",
+  std::filesystem::copy_file(GoldenCaseDir("a_v1_base_like") + "/config.json", dir + "/config.json",
                              std::filesystem::copy_options::overwrite_existing);
-  std::ifstream in(CaseDir("a_v1_base_like") + "/model.safetensors", std::ios::binary);
+  std::ifstream in(GoldenCaseDir("a_v1_base_like") + "/model.safetensors", std::ios::binary);
   std::string bytes((std::istreambuf_iterator<char>(in)), {});
   std::ofstream(dir + "/model.safetensors", std::ios::binary) << bytes.substr(0, bytes.size() / 2);
   EngineOptions options;
@@ -251,7 +251,7 @@ TEST(ChooseEmdTest, AskingForEmdThatCannotRunIsInvalidArgument) {
 
 TEST(NetworkLoaderTest, EmdDecisionFollowsTheSpecRule) {
   EngineOptions options;
-  options.model = CaseDir("a_v1_base_like");
+  options.model = GoldenCaseDir("a_v1_base_like");
   EXPECT_TRUE(LoadNetwork(options)->info.emd_enabled);
   options.emd = EmdMode::kPlain;
   EXPECT_FALSE(LoadNetwork(options)->info.emd_enabled);

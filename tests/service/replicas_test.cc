@@ -32,7 +32,7 @@ using ::deberta::testing::FakeEngine;
 using ::testing::HasSubstr;
 
 // What one scheduled sequence came to.
-struct Outcome {
+struct ReplicaOutcome {
   absl::Notification done;
   std::atomic<int> calls{0};
   absl::Status status;
@@ -58,8 +58,8 @@ class ReplicasTest : public ::testing::Test {
   }
 
   // Schedules one classify request of one sequence.
-  absl::Status Schedule(int32_t id, std::shared_ptr<Outcome>* outcome = nullptr) {
-    auto result = std::make_shared<Outcome>();
+  absl::Status Schedule(int32_t id, std::shared_ptr<ReplicaOutcome>* outcome = nullptr) {
+    auto result = std::make_shared<ReplicaOutcome>();
     model::Sequence sequence;
     sequence.token_ids = {id, 7, 7};
     auto task = std::make_unique<ClassifyTask>(std::move(sequence), /*write=*/nullptr);
@@ -81,7 +81,7 @@ class ReplicasTest : public ::testing::Test {
   // Blocks both engines of a two-replica batcher and schedules two
   // requests, then waits until each replica holds one inside its engine:
   // with one executor the second could not start while the first is held.
-  void HoldOneBatchInEachReplica(std::shared_ptr<Outcome> held[2]) {
+  void HoldOneBatchInEachReplica(std::shared_ptr<ReplicaOutcome> held[2]) {
     engine(0).Block();
     engine(1).Block();
     ASSERT_TRUE(Schedule(1, &held[0]).ok());
@@ -94,13 +94,13 @@ class ReplicasTest : public ::testing::Test {
   FakeClock clock_;
   std::vector<std::unique_ptr<FakeEngine>> engines_;
   std::unique_ptr<Batcher> batcher_;
-  std::vector<std::shared_ptr<Outcome>> scheduled_;
+  std::vector<std::shared_ptr<ReplicaOutcome>> scheduled_;
 };
 
 TEST_F(ReplicasTest, TwoReplicasRunTwoBatchesAtOnce) {
   Create(2);
   ASSERT_TRUE(batcher_->Start().ok());
-  std::shared_ptr<Outcome> held[2];
+  std::shared_ptr<ReplicaOutcome> held[2];
   HoldOneBatchInEachReplica(held);
   engine(0).Unblock();
   engine(1).Unblock();
@@ -115,10 +115,10 @@ TEST_F(ReplicasTest, TwoReplicasRunTwoBatchesAtOnce) {
 TEST_F(ReplicasTest, AnIdleReplicaTakesTheWorkWhileAnotherIsBusy) {
   Create(2);
   ASSERT_TRUE(batcher_->Start().ok());
-  std::shared_ptr<Outcome> held[2];
+  std::shared_ptr<ReplicaOutcome> held[2];
   HoldOneBatchInEachReplica(held);
   engine(1).Unblock();  // Replica 0 stays busy: replica 1 runs every later batch.
-  std::vector<std::shared_ptr<Outcome>> later(3);
+  std::vector<std::shared_ptr<ReplicaOutcome>> later(3);
   for (int i = 0; i < 3; ++i) ASSERT_TRUE(Schedule(10 + i, &later[i]).ok());
   for (const auto& outcome : later) {
     outcome->done.WaitForNotification();
@@ -166,7 +166,7 @@ TEST_F(ReplicasTest, OneReplicaFailingToInitializeFailsTheStartAndNamesIt) {
 TEST_F(ReplicasTest, StopRunsEveryQueuedTaskAndJoinsEveryReplica) {
   Create(2);
   ASSERT_TRUE(batcher_->Start().ok());
-  std::shared_ptr<Outcome> held[2];
+  std::shared_ptr<ReplicaOutcome> held[2];
   HoldOneBatchInEachReplica(held);
   for (int i = 0; i < 6; ++i) ASSERT_TRUE(Schedule(10 + i).ok());
   EXPECT_EQ(batcher_->QueuedTasks(Endpoint::kClassify), 6u);
@@ -191,7 +191,7 @@ TEST_F(ReplicasTest, ExportsBatchesBusyTimeAndDeviceMemoryPerReplica) {
   ASSERT_TRUE(batcher_->Start().ok());
   engine(0).ReportDeviceMemory(model::DeviceMemoryUse{1 << 20, 2 << 20});
   engine(1).ReportDeviceMemory(model::DeviceMemoryUse{3 << 20, 4 << 20});
-  std::shared_ptr<Outcome> held[2];
+  std::shared_ptr<ReplicaOutcome> held[2];
   HoldOneBatchInEachReplica(held);
   clock_.AdvanceBy(absl::Seconds(3));  // Both batches take 3 s.
   engine(0).Unblock();

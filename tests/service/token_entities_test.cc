@@ -22,7 +22,7 @@ namespace {
 
 using json = nlohmann::json;
 
-json ReadCase(const std::string& name) {
+json ReadEntitiesCase(const std::string& name) {
   std::ifstream in(std::string(DEBERTA_GOLDEN_TASKS_DIR) + "/" + name + "/expected.json");
   EXPECT_TRUE(in) << name;
   return json::parse(in);
@@ -63,7 +63,7 @@ void ExpectAnswer(const std::string& text, const std::vector<TokenEntity>& got, 
 // gives content token i's probabilities.
 template <typename ProbabilitiesOf>
 void CheckCase(const std::string& name, ProbabilitiesOf probabilities_of) {
-  const json c = ReadCase(name);
+  const json c = ReadEntitiesCase(name);
   const std::vector<std::string> labels = c["labels"].get<std::vector<std::string>>();
   int answers = 0;
   for (const json& text : c["texts"]) {
@@ -99,7 +99,7 @@ TEST(TokenEntitiesGoldenTest, AuthorsHeadOnGpt2Text) {
 }
 
 TEST(TokenEntitiesGoldenTest, WindowedTextTakesEachTokenFromItsDeepestWindow) {
-  const json c = ReadCase("long_tc_spm");
+  const json c = ReadEntitiesCase("long_tc_spm");
   for (const json& text : c["texts"]) {
     std::vector<TokenWindow> windows;
     for (const json& w : text["windows"]) windows.push_back({w["start"].get<int32_t>(), w["end"].get<int32_t>()});
