@@ -52,7 +52,8 @@ def git_state():
     commit = run("git", "rev-parse", "HEAD")
     if commit is None:
         return "unknown", "unknown"
-    dirty = run("git", "status", "--porcelain", "--untracked-files=no")
+    # Results a run writes into the tree (bench/results/) are not code.
+    dirty = run("git", "status", "--porcelain", "--untracked-files=no", "--", ".", ":!bench/results")
     return commit, bool(dirty)
 
 

@@ -69,6 +69,15 @@ kserve_expect serving-runtime.yaml "--http_port=8080"
 kserve_expect serving-runtime.yaml "--port=8081"
 kserve_expect inference-service-grpc.yaml "containerPort: 8081"
 kserve_expect inference-service-grpc.yaml "protocolVersion: grpc-v2"
+# The KServe check can fail: a misspelt field, a wrong enum value and a bad
+# container field must each be named.
+bad=$(printf '%s\n' 'apiVersion: serving.kserve.io/v1beta1' 'kind: InferenceService' 'metadata: {name: bad}' \
+  'spec:' '  predictor:' '    minReplica: 1' '    model:' '      modelFormat: {name: deberta}' \
+  '      protocolVersion: v3' '      resourcez: {}' | node deploy/tools/validate_manifests.mjs 2>&1) &&
+  { echo "FAIL the KServe check passed a bad InferenceService" >&2; exit 1; }
+for problem in "minReplica: unknown field" "v3 is not one of" "resourcez (not in V1Container)"; do
+  grep -qF "$problem" <<<"$bad" || { echo "FAIL the KServe check did not name '$problem': $bad" >&2; exit 1; }
+done
 
 echo "== Dockerfiles"
 node deploy/tools/lint_dockerfiles.mjs docker/Dockerfile docker/Dockerfile.cuda

@@ -74,23 +74,6 @@ else
   echo "install_deps: installed ${missing[*]}"
 fi
 
-# DEBERTA_CURRENT_HEADERS=1 (CI): the installed compilers and -dev packages
-# at the mirror's current versions, those a fresh image gets (its sources
-# include the -updates and -security suites): the CPU image's build stage
-# then reads the same headers as this host's build and finds its objects in
-# the host's ccache (docker/Dockerfile, HOST_CCACHE). One header of another
-# version (a kernel header from a security update, say) makes every object
-# that includes it a miss.
-if [[ ${DEBERTA_CURRENT_HEADERS:-} == 1 ]]; then
-  $SUDO apt-get update -qq
-  mapfile -t stale < <(apt list --upgradable 2>/dev/null | awk -F/ 'NR > 1 {print $1}' |
-                       grep -E -- '-dev$|^(g\+\+|gcc|cpp)(-[0-9]+)?$|^lib(stdc\+\+|gcc)')
-  if ((${#stale[@]} > 0)); then
-    $SUDO apt-get install -y -qq --no-install-recommends --only-upgrade "${stale[@]}"
-  fi
-  echo "install_deps: brought to the mirror's current versions: ${stale[*]:-none needed}"
-fi
-
 # The test tools from npm, pinned by their package-lock.json files.
 if [[ -z "${1:-}" ]]; then
   cd "$(dirname "$0")/.."
