@@ -225,11 +225,11 @@ absl::Status Server::StartJsonApi() {
   document.protocols = protocols;
   absl::StatusOr<std::string> openapi = MakeOpenApiDocument(document);
   if (!openapi.ok()) return openapi.status();
-  grpc::ChannelArguments args;
-  args.SetMaxReceiveMessageSize(-1);
-  std::shared_ptr<grpc::Channel> channel = grpc_server_->InProcessChannel(args);
   absl::StatusOr<std::unique_ptr<HttpServer>> http = StartHttp(
-      options, [&](httplib::Server& routes) { AddHttpProtocols(routes, channel, *std::move(openapi), protocols); },
+      options,
+      [&](httplib::Server& routes) {
+        AddHttpProtocols(routes, in_process_channel_, *std::move(openapi), protocols);
+      },
       "HTTP API");
   if (!http.ok()) return http.status();
   json_http_ = *std::move(http);
@@ -277,9 +277,11 @@ absl::Status Server::StartGrpc() {
     return absl::UnavailableError(absl::StrCat("cannot listen on ", config_.listen_address, ":", config_.port,
                                                " (is the port in use by another server?)"));
   }
+  // One in-process channel for every adapter, HTTP and gRPC.
   grpc::ChannelArguments args;
   args.SetMaxReceiveMessageSize(-1);
-  grpc_adapters_->SetChannel(grpc_server_->InProcessChannel(args));
+  in_process_channel_ = grpc_server_->InProcessChannel(args);
+  grpc_adapters_->SetChannel(in_process_channel_);
   return absl::OkStatus();
 }
 

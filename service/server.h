@@ -5,6 +5,7 @@
 #ifndef DEBERTA_SERVICE_SERVER_H_
 #define DEBERTA_SERVICE_SERVER_H_
 
+#include <grpcpp/channel.h>
 #include <grpcpp/server.h>
 
 #include <memory>
@@ -94,6 +95,9 @@ class Server {
   std::unique_ptr<TeiGrpcServices> tei_grpc_;
   std::unique_ptr<KserveGrpcService> kserve_grpc_;
   std::unique_ptr<grpc::Server> grpc_server_;
+  // The adapters' calls into the gRPC service (declared after the server,
+  // so released before it).
+  std::shared_ptr<grpc::Channel> in_process_channel_;
   std::unique_ptr<ApiKeys> api_keys_;             // With --api_keys_file.
   std::unique_ptr<ApiKeys> admin_keys_;           // With --admin_api_keys_file.
   std::unique_ptr<HttpServer> metrics_http_;      // /metrics, unless off.

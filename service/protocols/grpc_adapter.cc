@@ -21,7 +21,7 @@ void GrpcAdapterBackend::SetChannel(const std::shared_ptr<grpc::Channel>& channe
   health_ = std::move(health);
 }
 
-void GrpcAdapterBackend::Schedule(Job job, std::function<void(const absl::Status&)> refused) {
+void GrpcAdapterBackend::Schedule(Work work, std::function<void(const absl::Status&)> refused) {
   std::shared_ptr<Stub> stub;
   std::shared_ptr<HealthStub> health;
   {
@@ -30,10 +30,7 @@ void GrpcAdapterBackend::Schedule(Job job, std::function<void(const absl::Status
     health = health_;
   }
   if (stub == nullptr) return refused(absl::UnavailableError("the server is starting"));
-  const bool queued = workers_.Schedule([job = std::move(job), refused, stub, health] {
-    absl::Status status = job(*stub, *health);
-    if (!status.ok()) refused(status);
-  });
+  const bool queued = workers_.Schedule([work = std::move(work), stub, health] { work(*stub, *health); });
   if (!queued) refused(absl::ResourceExhaustedError("too many requests are waiting for the adapters' threads"));
 }
 
@@ -42,7 +39,6 @@ grpc::ServerUnaryReactor* GrpcAdapterBackend::Unary(grpc::CallbackServerContext*
   Schedule(
       [reactor, job = std::move(job)](Stub& stub, HealthStub& health) {
         reactor->Finish(ToGrpcStatus(job(stub, health)));
-        return absl::OkStatus();
       },
       [reactor](const absl::Status& why) { reactor->Finish(ToGrpcStatus(why)); });
   return reactor;

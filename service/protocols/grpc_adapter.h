@@ -46,9 +46,10 @@ class GrpcAdapterBackend {
   using Job = std::function<absl::Status(Stub& stub, HealthStub& health)>;
   grpc::ServerUnaryReactor* Unary(grpc::CallbackServerContext* context, Job job);
 
-  // For streams: schedules `job` with the stubs, or answers `refused` with
-  // why it cannot run.
-  void Schedule(Job job, std::function<void(const absl::Status&)> refused);
+  // For streams: runs `work` on the workers with the stubs, or calls
+  // `refused` with why it cannot run (then `work` never runs).
+  using Work = std::function<void(Stub& stub, HealthStub& health)>;
+  void Schedule(Work work, std::function<void(const absl::Status&)> refused);
 
  private:
   AdapterWorkers workers_;
@@ -82,7 +83,6 @@ class SerialStream : public grpc::ServerBidiReactor<Request, Response> {
           } else {
             this->StartWrite(&response_);
           }
-          return absl::OkStatus();
         },
         [this](const absl::Status& why) { this->Finish(ToGrpcStatus(why)); });
   }

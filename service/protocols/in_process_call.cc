@@ -57,6 +57,16 @@ absl::StatusOr<std::unique_ptr<grpc::ClientContext>> CallOrigin::NewContext() co
   return context;
 }
 
+bool IsServing(grpc::health::v1::Health::Stub& health, const std::string& model) {
+  grpc::health::v1::HealthCheckRequest request;
+  request.set_service(model.empty() ? serving::v1::InferenceService::service_full_name() : model);
+  grpc::health::v1::HealthCheckResponse answer;
+  grpc::ClientContext context;
+  context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(5));
+  return health.Check(&context, request, &answer).ok() &&
+         answer.status() == grpc::health::v1::HealthCheckResponse::SERVING;
+}
+
 absl::Status FromGrpcStatus(const grpc::Status& status) {
   return absl::Status(static_cast<absl::StatusCode>(status.error_code()), status.error_message());
 }

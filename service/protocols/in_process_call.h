@@ -24,6 +24,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "deberta/serving/v1/inference.grpc.pb.h"
+#include "grpc/health/v1/health.grpc.pb.h"
 #include "service/endpoint.h"
 
 namespace deberta::service {
@@ -71,6 +72,10 @@ class CallOrigin {
   absl::Status error_;
   const grpc::CallbackServerContext* parent_ = nullptr;
 };
+
+// Whether `model` (empty: every model, the server) is SERVING in the gRPC
+// health service on the in-process channel, which needs no key, as probes go.
+bool IsServing(grpc::health::v1::Health::Stub& health, const std::string& model);
 
 // A finished call's status as an absl::Status (same code and message).
 absl::Status FromGrpcStatus(const grpc::Status& status);

@@ -2,7 +2,6 @@
 // our task calls, and the answers back as output tensors.
 #include "service/protocols/kserve_api.h"
 
-#include <chrono>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -327,23 +326,13 @@ absl::StatusOr<json> KserveInfer(ModelCalls& calls, const std::string& version, 
   return answer;
 }
 
-bool KserveServing(grpc::health::v1::Health::Stub& health, const std::string& service) {
-  grpc::health::v1::HealthCheckRequest request;
-  request.set_service(service.empty() ? pb::InferenceService::service_full_name() : service);
-  grpc::health::v1::HealthCheckResponse answer;
-  grpc::ClientContext context;
-  context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(5));
-  return health.Check(&context, request, &answer).ok() &&
-         answer.status() == grpc::health::v1::HealthCheckResponse::SERVING;
-}
-
 absl::StatusOr<bool> KserveModelReady(ModelCalls& calls, grpc::health::v1::Health::Stub& health,
                                       const std::string& version) {
   if (!version.empty()) {
     absl::StatusOr<pb::ModelInfo> info = Describe(calls, version);
     if (!info.ok()) return info.status();
   }
-  return KserveServing(health, calls.model());
+  return IsServing(health, calls.model());
 }
 
 }  // namespace deberta::service

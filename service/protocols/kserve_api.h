@@ -23,10 +23,6 @@ absl::StatusOr<nlohmann::json> KserveModelMetadata(ModelCalls& calls, const std:
 // the answer ({model_name, model_version, id?, outputs}).
 absl::StatusOr<nlohmann::json> KserveInfer(ModelCalls& calls, const std::string& version, const nlohmann::json& body);
 
-// SERVING in the gRPC health service (which needs no key): `service` is a
-// model's name, or empty for the server (every model).
-bool KserveServing(grpc::health::v1::Health::Stub& health, const std::string& service);
-
 // Whether `calls`' model is ready; NotFound for a version not served.
 absl::StatusOr<bool> KserveModelReady(ModelCalls& calls, grpc::health::v1::Health::Stub& health,
                                       const std::string& version);

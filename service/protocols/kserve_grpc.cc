@@ -201,7 +201,7 @@ class KserveGrpcService::Impl : public oip::GRPCInferenceService::CallbackServic
   grpc::ServerUnaryReactor* ServerReady(grpc::CallbackServerContext* context, const oip::ServerReadyRequest*,
                                         oip::ServerReadyResponse* response) override {
     return backend_->Unary(context, [response](Stub&, HealthStub& health) {
-      response->set_ready(KserveServing(health, ""));
+      response->set_ready(IsServing(health, ""));
       return absl::OkStatus();
     });
   }

@@ -39,7 +39,7 @@ void AddKserveRoutes(httplib::Server& routes, std::shared_ptr<grpc::Channel> cha
     response.set_content(R"({"live":true})", "application/json");
   });
   routes.Get("/v2/health/ready", [health](const httplib::Request&, httplib::Response& response) {
-    const bool ready = KserveServing(*health, "");
+    const bool ready = IsServing(*health, "");
     response.status = ready ? 200 : 503;
     response.set_content(json{{"ready", ready}}.dump(), "application/json");
   });

@@ -272,7 +272,6 @@ class RerankCollector : public grpc::ServerReadReactor<tei::RerankStreamRequest>
     backend_->Schedule(
         [this](Stub& stub, HealthStub&) {
           Finish(ToGrpcStatus(RerankOne(TeiOrigin(*context_), stub, request_, response_)));
-          return absl::OkStatus();
         },
         [this](const absl::Status& why) { Finish(ToGrpcStatus(why)); });
   }

@@ -88,14 +88,7 @@ void AddRoutesAt(httplib::Server& routes, std::shared_ptr<grpc::Channel> channel
   auto health = std::shared_ptr<grpc::health::v1::Health::Stub>(grpc::health::v1::Health::NewStub(channel));
   routes.Get(absl::StrCat("^", prefix, "/health$"),
              [health, model_of](const httplib::Request& request, httplib::Response& response) {
-               grpc::health::v1::HealthCheckRequest check;
-               const std::string model = model_of(request);
-               check.set_service(model.empty() ? pb::InferenceService::service_full_name() : model);
-               grpc::health::v1::HealthCheckResponse answer;
-               grpc::ClientContext context;
-               context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(5));
-               const grpc::Status status = health->Check(&context, check, &answer);
-               if (status.ok() && answer.status() == grpc::health::v1::HealthCheckResponse::SERVING) {
+               if (IsServing(*health, model_of(request))) {
                  response.status = 200;
                  return;
                }
