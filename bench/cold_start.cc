@@ -3,8 +3,11 @@
 // it (InitializeThread first, as the batcher's executor does).
 //
 //   build/bench/cold_start --model=DIR [--dtype=float32] [--threads=2]
-//       [--shapes=16x128,8x64,1x128,32x32] [--warm_shapes=...] [--warm_batch_tokens=N]
+//       [--shapes=16x128,8x64,1x128,32x32] [--warm_kernels] [--warm_shapes=...]
+//       [--warm_batch_tokens=N]
 //
+// With --warm_kernels the engine makes every shape's kernels first
+// (EngineOptions::warmup_kernels, as the server's default warm-up does).
 // With --warm_shapes the engine is created with those warm-up shapes
 // (EngineOptions::warmup_shapes), with --warm_batch_tokens with the server's
 // automatic largest batch of N padded tokens (at most 32 sequences), so
@@ -13,6 +16,8 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
+#include <fstream>
 #include <iostream>
 #include <string>
 #include <vector>
@@ -26,6 +31,16 @@
 
 namespace deberta::model {
 namespace {
+
+// This process's resident memory now, MiB (VmRSS), or -1.
+double ResidentMiB() {
+  std::ifstream status("/proc/self/status");
+  std::string line;
+  while (std::getline(status, line)) {
+    if (line.rfind("VmRSS:", 0) == 0) return std::atof(line.c_str() + 6) / 1024.0;
+  }
+  return -1;
+}
 
 double MillisecondsOf(Engine& engine, const std::vector<Sequence>& batch) {
   const auto start = std::chrono::steady_clock::now();
@@ -60,6 +75,9 @@ int Run(int argc, char** argv) {
     } else if (name == "--warm_batch_tokens") {
       ok = absl::SimpleAtoi(value, &options.warmup_batch_tokens) && options.warmup_batch_tokens >= 0;
       options.warmup_max_batch_size = 32;
+    } else if (name == "--warm_kernels") {
+      options.warmup_kernels = value.empty() || value == "true";
+      ok = value.empty() || value == "true" || value == "false";
     } else if (name == "--warm_shapes") {
       auto shapes = ParseShapes(value);
       ok = shapes.ok();
@@ -83,6 +101,7 @@ int Run(int argc, char** argv) {
     std::cerr << "cold_start: " << engine.status() << "\n";
     return 1;
   }
+  const double resident_before = ResidentMiB();
   const auto init_start = std::chrono::steady_clock::now();
   if (absl::Status s = (*engine)->InitializeThread(); !s.ok()) {
     std::cerr << "cold_start: " << s << "\n";
@@ -90,9 +109,12 @@ int Run(int argc, char** argv) {
   }
   const double init_ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - init_start).count();
-  std::printf("%s, %s, %d threads, warm-up shapes after 1x8: [%s] (InitializeThread %.0f ms)\n", options.model.c_str(),
-              ComputeDTypeName(options.dtype), options.num_threads,
-              FormatShapes(TorchEngine::WarmupShapes(options, (*engine)->info().max_sequence_length)).c_str(), init_ms);
+  std::printf("%s, %s, %d threads, warm-up kernels %s, shapes after 1x8: [%s] (InitializeThread %.0f ms, "
+              "resident %.0f MiB before it, %.0f after)\n",
+              options.model.c_str(), ComputeDTypeName(options.dtype), options.num_threads,
+              options.warmup_kernels ? "on" : "off",
+              FormatShapes(TorchEngine::WarmupShapes(options, (*engine)->info().max_sequence_length)).c_str(), init_ms,
+              resident_before, ResidentMiB());
   std::printf("| shape | first call, ms | warm (median of 5), ms | first / warm |\n|---|---|---|---|\n");
   int32_t token = 5;
   for (const BatchShape& shape : *shapes) {

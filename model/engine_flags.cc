@@ -44,6 +44,10 @@ ABSL_FLAG(std::string, warmup_shapes, "auto",
           "Batches run once per head before serving (a shape's first batch is slower than later ones): auto "
           "(the largest batch the batcher can form: --max_batch_tokens of the longest sequences), none, or "
           "shapes SEQUENCESxTOKENS,... (with auto: auto,16x128)");
+ABSL_FLAG(bool, warmup_kernels, true,
+          "On the CPU, make oneDNN's kernels for every batch shape before serving, so that no first batch of a "
+          "shape waits for them (deberta-v3-base: 0.2 s and 23 MiB in float32, 2.6 s and 160 MiB in bfloat16 "
+          "or int8)");
 
 ABSL_FLAG(std::string, buckets, "",
           "Fixed batch shapes SEQUENCESxTOKENS,...: a batch is padded up to the smallest that holds it (answers "
@@ -80,6 +84,7 @@ absl::StatusOr<EngineOptions> EngineOptionsFromFlags() {
   if (!buckets.ok()) return absl::InvalidArgumentError(absl::StrCat("--buckets: ", buckets.status().message()));
   options.buckets = *buckets;
   options.device_graphs = absl::GetFlag(FLAGS_cuda_graphs);
+  options.warmup_kernels = absl::GetFlag(FLAGS_warmup_kernels);
   if (options.device_graphs && !absl::StartsWith(options.device, "cuda")) {
     return absl::InvalidArgumentError(
         absl::StrCat("--cuda_graphs needs a CUDA --device (cuda:N); --device is ", options.device));

@@ -1,9 +1,11 @@
 // The flags that choose and place the model (--model, --device, --dtype,
 // --threads, --emd, --max_sequence_length, --replicas, --warmup_shapes,
-// --buckets, --cuda_graphs) and LibTorch's process-wide settings
-// (--allow_tf32), shared by deberta-server and deberta-cli, and the
-// functions that turn them into EngineOptions and RuntimeOptions. Each
-// flag's default is its options struct's.
+// --warmup_kernels, --buckets, --cuda_graphs) and LibTorch's process-wide
+// settings (--allow_tf32), shared by deberta-server and deberta-cli, and
+// the functions that turn them into EngineOptions and RuntimeOptions. Each
+// flag's default is its options struct's, but for the warm-up: the
+// server's default warms up (seconds of start-up), an engine made in code
+// (tests, tools) does not unless asked.
 #ifndef DEBERTA_MODEL_ENGINE_FLAGS_H_
 #define DEBERTA_MODEL_ENGINE_FLAGS_H_
 

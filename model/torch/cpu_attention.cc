@@ -118,9 +118,14 @@ bool CpuAttentionApplies(const CpuAttentionInputs& in, const AttentionContext& c
 at::Tensor CpuAttention(const CpuAttentionInputs&, const AttentionContext&) {
   TORCH_CHECK(false, "this build has no oneDNN");
 }
+void PrepareCpuAttention(const CpuAttentionInputs&, const AttentionContext&) {
+  TORCH_CHECK(false, "this build has no oneDNN");
+}
 #else
-at::Tensor CpuAttention(const CpuAttentionInputs& in, const AttentionContext& ctx) {
-  RECORD_FUNCTION("deberta::cpu_attention", std::vector<c10::IValue>());  // Named in profiles.
+namespace {
+
+// CpuAttention, or with `run` false only its primitives made.
+at::Tensor RunCpuAttention(const CpuAttentionInputs& in, const AttentionContext& ctx, bool run) {
   const int64_t batch = in.q.size(0), heads = in.q.size(1), length = in.q.size(2), d = in.q.size(3);
   const int64_t rows = in.pos_key.defined() ? in.pos_key.size(1) : in.pos_query.defined() ? in.pos_query.size(1) : 0;
   const at::TensorOptions floats = in.q.options().dtype(at::kFloat);
@@ -142,6 +147,7 @@ at::Tensor CpuAttention(const CpuAttentionInputs& in, const AttentionContext& ct
     if (c2p.defined()) c2p_product.emplace(in.q[0], pos_key_t, c2p);
     if (p2c.defined()) p2c_product.emplace(in.k[0], pos_query_t, p2c);
     const HeadMatmul values(probs, in.v[0], out[0].view({length, heads, d}).transpose(0, 1));
+    if (!run) return out;
     for (int64_t b = 0; b < batch; ++b) {
       const at::Tensor q = in.q[b], k = in.k[b];  // [n, L, d]
       content.Run(q, k.transpose(1, 2), scores);
@@ -170,6 +176,17 @@ at::Tensor CpuAttention(const CpuAttentionInputs& in, const AttentionContext& ct
     TORCH_CHECK(false, "oneDNN matmul failed in the attention: ", e.what());
   }
   return out;
+}
+
+}  // namespace
+
+at::Tensor CpuAttention(const CpuAttentionInputs& in, const AttentionContext& ctx) {
+  RECORD_FUNCTION("deberta::cpu_attention", std::vector<c10::IValue>());  // Named in profiles.
+  return RunCpuAttention(in, ctx, /*run=*/true);
+}
+
+void PrepareCpuAttention(const CpuAttentionInputs& in, const AttentionContext& ctx) {
+  RunCpuAttention(in, ctx, /*run=*/false);
 }
 #endif  // DEBERTA_WITH_ONEDNN
 

@@ -40,6 +40,11 @@ bool CpuAttentionApplies(const CpuAttentionInputs& in, const AttentionContext& c
 // CpuAttentionApplies. Throws c10::Error if oneDNN fails.
 at::Tensor CpuAttention(const CpuAttentionInputs& in, const AttentionContext& ctx);
 
+// Makes the oneDNN primitives CpuAttention would for these operands'
+// shapes and strides (into oneDNN's cache) without running them: the
+// operands' values are not read. REQUIRES: CpuAttentionApplies.
+void PrepareCpuAttention(const CpuAttentionInputs& in, const AttentionContext& ctx);
+
 }  // namespace deberta::model
 
 #endif  // DEBERTA_MODEL_TORCH_CPU_ATTENTION_H_

@@ -42,6 +42,7 @@ std::vector<DenseImpl*> DebertaNetworkImpl::DenseLayers() {
 }
 
 void DebertaNetworkImpl::Prepare(at::ScalarType compute_dtype, bool int8_encoder) {
+  compute_dtype_ = compute_dtype;
   const std::vector<DenseImpl*> dense = DenseLayers();
   // 1. Derived weights, from the float32 ones: the fused projections, the
   //    position projections, the tied LM head, each in the compute dtype.
@@ -59,6 +60,14 @@ void DebertaNetworkImpl::Prepare(at::ScalarType compute_dtype, bool int8_encoder
   //    first: its intermediate layers pack with their activation fused.
   deberta->encoder->PackLayersForCpu();
   for (DenseImpl* layer : dense) layer->PackForCpu();
+}
+
+void DebertaNetworkImpl::WarmUpCpuKernels(int64_t max_length) const {
+  deberta->encoder->WarmUpKernels(config_, max_length, /*every_length=*/compute_dtype_ == at::kBFloat16);
+  // The heads' products (their rows: one per sequence or per prediction).
+  for (const Dense& head : {pooler ? pooler->dense : Dense{nullptr}, classifier, proj}) {
+    if (head) head->PrepareRowGrid();
+  }
 }
 
 bool DebertaNetworkImpl::CanRunEmd() const {

@@ -80,6 +80,13 @@ class DebertaNetworkImpl : public torch::nn::Module {
   // blocked kernels (PackedLinear), where those apply.
   void Prepare(at::ScalarType compute_dtype, bool int8_encoder = false);
 
+  // On the CPU, after Prepare: makes oneDNN's kernels for every batch
+  // shape of at most `max_length` tokens per sequence, so that no first
+  // batch of a shape pays for them (EncoderImpl::WarmUpKernels; every
+  // length's attention only where its products run in bfloat16: float32's
+  // kernels cost next to nothing to make). Throws as forward does.
+  void WarmUpCpuKernels(int64_t max_length) const;
+
   // Whether fill-mask can use the Enhanced Mask Decoder (docs/deberta-model.md section 9.2: needs the
   // position table, no position-biased input, N >= 2 and E == H).
   bool CanRunEmd() const;
@@ -164,6 +171,7 @@ class DebertaNetworkImpl : public torch::nn::Module {
 
   DebertaConfig config_;
   NetworkParts parts_;
+  at::ScalarType compute_dtype_ = at::kFloat;  // Prepare's.
 };
 TORCH_MODULE(DebertaNetwork);
 

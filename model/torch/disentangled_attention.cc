@@ -140,6 +140,35 @@ at::Tensor DisentangledSelfAttentionImpl::Project(const at::Tensor& x, int64_t f
   return LinearInDType(x, qkv_weight_.narrow(0, first, count), qkv_bias_.narrow(0, first, count));
 }
 
+CpuAttentionInputs DisentangledSelfAttentionImpl::CpuInputs(const at::Tensor& q, const at::Tensor& k,
+                                                           const at::Tensor& v, const AttentionContext& ctx) const {
+  CpuAttentionInputs in{q, k, v, at::Tensor(), at::Tensor()};
+  const RelativeGeometry& relative = ctx.relative;
+  if (config_.relative_attention && config_.c2p) in.pos_key = pos_key_.narrow(1, relative.first_row, relative.num_rows);
+  if (config_.relative_attention && config_.p2c) in.pos_query = pos_query_.narrow(1, relative.first_row, relative.num_rows);
+  return in;
+}
+
+void DisentangledSelfAttentionImpl::PrepareProjectionRowGrid() const {
+  for (const Int8Linear* linear : {&qkv_int8_, &q_int8_, &kv_int8_}) {
+    if (linear->defined()) linear->PrepareRowGrid(compute_dtype_);
+  }
+  for (const PackedLinear* linear : {&qkv_packed_, &q_packed_, &kv_packed_}) {
+    if (linear->defined()) linear->PrepareRowGrid(compute_dtype_);
+  }
+}
+
+void DisentangledSelfAttentionImpl::PrepareCpuAttentionKernels(const AttentionContext& ctx) const {
+  const int64_t length = ctx.padding.key_bias.size(-1), a = config_.AllHeadSize();
+  if (!CpuKernels().FusedAttention(compute_dtype_)) return;
+  // Laid out as Project's result for one sequence: only shapes and strides are read.
+  const at::Tensor qkv = at::empty({1, length, 3 * a}, at::TensorOptions().dtype(compute_dtype_))
+                             .view({1, length, 3, heads_, head_size_})
+                             .permute({2, 0, 3, 1, 4});
+  const CpuAttentionInputs in = CpuInputs(qkv[0], qkv[1], qkv[2], ctx);
+  if (CpuAttentionApplies(in, ctx)) PrepareCpuAttention(in, ctx);
+}
+
 at::Tensor DisentangledSelfAttentionImpl::forward(const at::Tensor& query_states,
                                                   const at::Tensor& key_value_states,
                                                   const AttentionContext& ctx) const {
@@ -160,12 +189,7 @@ at::Tensor DisentangledSelfAttentionImpl::forward(const at::Tensor& query_states
   }
   // On the CPU where the backend has oneDNN's products for this dtype.
   if (q.device().is_cpu() && CpuKernels().FusedAttention(q.scalar_type())) {
-    CpuAttentionInputs in{q, k, v, at::Tensor(), at::Tensor()};
-    const RelativeGeometry& relative = ctx.relative;
-    if (config_.relative_attention && config_.c2p) in.pos_key = pos_key_.narrow(1, relative.first_row, relative.num_rows);
-    if (config_.relative_attention && config_.p2c) {
-      in.pos_query = pos_query_.narrow(1, relative.first_row, relative.num_rows);
-    }
+    const CpuAttentionInputs in = CpuInputs(q, k, v, ctx);
     if (CpuAttentionApplies(in, ctx)) return CpuAttention(in, ctx);
   }
   // q carries the scale (folded into its projection); Qr is pre-scaled.

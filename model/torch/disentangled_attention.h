@@ -8,6 +8,7 @@
 
 #include "model/config.h"
 #include "model/torch/attention_context.h"
+#include "model/torch/cpu_attention.h"
 #include "model/torch/layers.h"
 
 namespace deberta::model {
@@ -42,6 +43,14 @@ class DisentangledSelfAttentionImpl : public torch::nn::Module {
   // different in the Enhanced Mask Decoder).
   at::Tensor forward(const at::Tensor& query_states, const at::Tensor& key_value_states,
                      const AttentionContext& ctx) const;
+  // Makes the oneDNN primitives of the CPU attention (PrepareCpuAttention)
+  // that forward would for one sequence of ctx's length with queries and
+  // keys from one state, without computing anything. A no-op where forward
+  // would not take that path.
+  void PrepareCpuAttentionKernels(const AttentionContext& ctx) const;
+  // The q/k/v products' primitives for every row count (PrepareRowGrid of
+  // the packed or quantized products); computes nothing.
+  void PrepareProjectionRowGrid() const;
 
   // v1 layout.
   Dense in_proj{nullptr};
@@ -67,6 +76,10 @@ class DisentangledSelfAttentionImpl : public torch::nn::Module {
   // x [B, L, H] times the fused projection's rows [first, first + count)
   // (queries 0..A, keys A..2A, values 2A..3A), in the compute dtype.
   at::Tensor Project(const at::Tensor& x, int64_t first, int64_t count) const;
+  // The CPU attention's operands: q, k, v [B, n, L, d] and the position
+  // tables' rows ctx needs.
+  CpuAttentionInputs CpuInputs(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
+                               const AttentionContext& ctx) const;
 };
 TORCH_MODULE(DisentangledSelfAttention);
 

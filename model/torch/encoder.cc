@@ -109,6 +109,32 @@ absl::StatusOr<std::vector<at::Tensor>> EncoderImpl::forward(const at::Tensor& e
   return states;
 }
 
+void EncoderImpl::WarmUpKernels(const DebertaConfig& config, int64_t max_length, bool every_length) const {
+  if (layers_.empty() || max_length < 1) return;
+  const EncoderLayer& first = layers_.front();
+  const EncoderLayer& last = layers_.back();
+  auto states = [&](int64_t batch, int64_t length) { return at::zeros({batch, length, config.hidden_size}); };
+  auto context = [&](int64_t batch, int64_t length) {
+    return MakeAttentionContext(config, at::ones({batch, length}));
+  };
+  // Every layer's products have the shapes of the first's, and the last
+  // also has its queries apart from keys and values (EMD's).
+  for (const EncoderLayer* l : {&first, &last}) {
+    (*l)->attention->self->PrepareProjectionRowGrid();
+    (*l)->attention->output->dense->PrepareRowGrid();
+    (*l)->intermediate->dense->PrepareRowGrid();
+    (*l)->output->dense->PrepareRowGrid();
+  }
+  if (!every_length) return;
+  for (int64_t length = 1; length <= max_length; ++length) {
+    const at::Tensor h = states(1, length);
+    const AttentionContext ctx = context(1, length);
+    first->attention->self->PrepareCpuAttentionKernels(ctx);
+    // LibTorch's products for a query at position 0 alone (kFirstOnly) make theirs on their first run.
+    last->attention->forward(h.narrow(1, 0, 1), h, FirstQueryContext(ctx));
+  }
+}
+
 at::Tensor EncoderImpl::RunLayer(int64_t k, const at::Tensor& query_states,
                                  const at::Tensor& key_value_states,
                                  const AttentionContext& ctx) const {

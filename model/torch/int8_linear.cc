@@ -18,6 +18,7 @@
 
 #include "model/torch/cpu_backend.h"
 #include "model/torch/layers.h"
+#include "model/torch/row_grid.h"
 
 #ifdef DEBERTA_WITH_ONEDNN
 #include "model/torch/onednn_engine.h"
@@ -85,9 +86,11 @@ void QuantizeRangePortable(const float* in, uint8_t* out, int64_t n, float inver
   QuantizeLoop(in, out, n, inverse, zero_point);
 }
 
-// x (float32, contiguous) quantized with `params`.
-at::Tensor QuantizeActivations(const at::Tensor& x, const ActivationParams& params) {
-  at::Tensor q = at::empty(x.sizes(), x.options().dtype(at::kByte));
+// x (float32, contiguous [rows, in]) quantized with `params`, as the
+// first rows of `padded_rows` (the rest zero).
+at::Tensor QuantizeActivations(const at::Tensor& x, const ActivationParams& params, int64_t padded_rows) {
+  at::Tensor q = at::empty({padded_rows, x.size(1)}, x.options().dtype(at::kByte));
+  if (padded_rows > x.size(0)) q.narrow(0, x.size(0), padded_rows - x.size(0)).zero_();
   const float* in = x.data_ptr<float>();
   uint8_t* out = q.data_ptr<uint8_t>();
   const float inverse = 1.0f / params.scale, zero_point = static_cast<float>(params.zero_point);
@@ -106,19 +109,21 @@ using dnnl::memory;
 // The int8 product of `rows` rows: src uint8 [rows, in] with a zero point
 // given per call, weights int8 as `weights` describes them, dst float32.
 // oneDNN 3.x: the source's and the weights' scales per call and the bias
-// added after them. 2.x: the weights' scales fixed in the primitive (a
-// per-call output scale would leave the brgemm kernels), then the
-// source's scale and the bias as post-ops on per-call tensors. With
-// `gelu`, GELU (erf form) last.
+// added after them. 2.x: the product of the source's scale and each
+// channel's weight scale, then the bias, as post-ops on per-call tensors
+// (a runtime output scale would leave the brgemm kernels, and scales fixed
+// in the primitive made every layer's primitive a different one: 12 cache
+// misses per new shape, 55 of a first 1 x 128 call's 60 extra ms). Either
+// way nothing of a layer's own is in the primitive, so the layers share it.
+// With `gelu`, GELU (erf form) last.
 dnnl::matmul::primitive_desc Int8MatmulDesc(int64_t rows, int64_t in, int64_t out, const memory::desc& weights,
-                                            bool with_bias, const std::vector<float>& weight_scales, bool gelu,
+                                            bool with_bias, bool gelu,
                                             memory::data_type out_type = memory::data_type::f32) {
   const memory::desc src({rows, in}, memory::data_type::u8, memory::format_tag::ab);
   const memory::desc dst({rows, out}, out_type, memory::format_tag::ab);
   dnnl::primitive_attr attr;
   attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
 #if DNNL_VERSION_MAJOR >= 3
-  (void)weight_scales;
   attr.set_scales_mask(DNNL_ARG_SRC, 0);
   attr.set_scales_mask(DNNL_ARG_WEIGHTS, 1 << 1);
   attr.set_zero_points_mask(DNNL_ARG_SRC, 0);
@@ -131,11 +136,10 @@ dnnl::matmul::primitive_desc Int8MatmulDesc(int64_t rows, int64_t in, int64_t ou
                                       : memory::desc();
   return dnnl::matmul::primitive_desc(OnednnCpuEngine(), src, weights, bias, dst, attr);
 #else
-  attr.set_output_scales(1 << 1, weight_scales);
   attr.set_zero_points(DNNL_ARG_SRC, 0, {DNNL_RUNTIME_S32_VAL});
   dnnl::post_ops post_ops;
   post_ops.append_binary(dnnl::algorithm::binary_mul,
-                         memory::desc({1, 1}, memory::data_type::f32, memory::format_tag::ab));
+                         memory::desc({1, out}, memory::data_type::f32, memory::format_tag::ab));
   if (with_bias) {
     post_ops.append_binary(dnnl::algorithm::binary_add,
                            memory::desc({1, out}, memory::data_type::f32, memory::format_tag::ab));
@@ -166,8 +170,7 @@ struct Int8Linear::Packed {
   // oneDNN's: int8 weights in the kernels' layout, their scales, the bias.
   memory::desc weights_desc;
   at::Tensor weights;             // Bytes in weights_desc's layout.
-  std::vector<float> scales;      // Per output channel.
-  at::Tensor scales_tensor;       // The same, float32 [out] (3.x passes them per call).
+  at::Tensor scales_tensor;       // Per output channel, float32 [out].
   at::Tensor bias;                // float32 [out], or undefined.
 #endif
 };
@@ -202,16 +205,15 @@ at::ScalarType Int8ComputeDType() { return CpuKernels().int8_other_products; }
 bool Int8Linear::PackForOnednn(const at::Tensor& w, const at::Tensor& scales, const at::Tensor& bias,
                                Packed* packed) {
   const at::Tensor quantized = QuantizeWeights(w, scales);
-  packed->scales = std::vector<float>(scales.data_ptr<float>(), scales.data_ptr<float>() + packed->out);
   const memory::desc any({packed->in, packed->out}, memory::data_type::s8, memory::format_tag::any);
   try {
     // The weights' layout for 128 rows; 1 row must run on it too, and both
     // with VNNI (no saturating 16-bit sums).
-    const auto probe = Int8MatmulDesc(128, packed->in, packed->out, any, bias.defined(), packed->scales, packed->gelu);
+    const auto probe = Int8MatmulDesc(128, packed->in, packed->out, any, bias.defined(), packed->gelu);
     if (!IsVnniKernel(probe)) return false;
     packed->weights_desc = probe.weights_desc();
-    if (!IsVnniKernel(Int8MatmulDesc(1, packed->in, packed->out, packed->weights_desc, bias.defined(),
-                                     packed->scales, packed->gelu))) {
+    if (!IsVnniKernel(
+            Int8MatmulDesc(1, packed->in, packed->out, packed->weights_desc, bias.defined(), packed->gelu))) {
       return false;
     }
     packed->weights = ReorderWeights(quantized, memory::data_type::s8, packed->weights_desc);
@@ -270,6 +272,23 @@ Int8Linear Int8Linear::Pack(const at::Tensor& weight, const at::Tensor& bias, bo
   return linear;
 }
 
+void Int8Linear::PrepareRowGrid(at::ScalarType out_dtype) const {
+#ifdef DEBERTA_WITH_ONEDNN
+  const Packed& p = *packed_;
+  if (!p.weights.defined()) return;  // Not oneDNN's path.
+  try {
+    for (const int64_t rows : GridRowCounts()) {
+      dnnl::matmul(Int8MatmulDesc(rows, p.in, p.out, p.weights_desc, p.bias.defined(), p.gelu,
+                                  out_dtype == at::kBFloat16 ? memory::data_type::bf16 : memory::data_type::f32));
+    }
+  } catch (const dnnl::error& e) {
+    TORCH_CHECK(false, "oneDNN int8 matmul failed: ", e.what());
+  }
+#else
+  (void)out_dtype;
+#endif
+}
+
 at::Tensor Int8Linear::forward(const at::Tensor& x, at::ScalarType out_dtype) const {
   const Packed& p = *packed_;
   TORCH_CHECK(out_dtype == at::kFloat || out_dtype == at::kBFloat16, "Int8Linear: output dtype ",
@@ -286,48 +305,58 @@ at::Tensor Int8Linear::forward(const at::Tensor& x, at::ScalarType out_dtype) co
   RECORD_FUNCTION("deberta::int8_linear", std::vector<c10::IValue>());  // Named in profiles.
   TORCH_CHECK(x.size(-1) == p.in, "Int8Linear: input width ", x.size(-1), ", layer takes ", p.in);
   const at::Tensor src = input.reshape({-1, p.in});
-  const int64_t rows = src.size(0);
+  const int64_t rows = src.size(0), padded = PaddedRows(rows);
   std::vector<int64_t> out_sizes(x.sizes().begin(), x.sizes().end());
   out_sizes.back() = p.out;
-  at::Tensor dst = at::empty({rows, p.out}, src.options().dtype(out_dtype));
+  // The product writes every padded row (row_grid.h); the caller sees the first `rows`.
+  at::Tensor dst = at::empty({padded, p.out}, src.options().dtype(out_dtype));
   if (rows == 0) return dst.view(out_sizes);
   ActivationParams params = ChooseActivationParams(src);
-  const at::Tensor quantized = QuantizeActivations(src, params);
+  const at::Tensor quantized = QuantizeActivations(src, params, padded);
+#if DNNL_VERSION_MAJOR < 3
+  // Each channel's weight scale times this call's source scale.
+  const at::Tensor output_scales = p.scales_tensor * params.scale;
+#endif
   try {
-    const auto pd = Int8MatmulDesc(rows, p.in, p.out, p.weights_desc, p.bias.defined(), p.scales, p.gelu,
-                                   out_dtype == at::kBFloat16 ? memory::data_type::bf16 : memory::data_type::f32);
-    const dnnl::matmul matmul(pd);  // Made once per shape: oneDNN caches primitives.
-    const at::Tensor scratch = at::empty({static_cast<int64_t>(pd.scratchpad_desc().get_size())}, at::kByte);
     const dnnl::engine& engine = OnednnCpuEngine();
+    dnnl::stream stream(engine);
     auto scalar = [&](memory::data_type type, void* data) {
       return memory({{1}, type, memory::format_tag::a}, engine, data);
     };
-    std::unordered_map<int, memory> args{
-        {DNNL_ARG_SRC, memory(pd.src_desc(), engine, quantized.data_ptr())},
-        {DNNL_ARG_WEIGHTS, memory(p.weights_desc, engine, p.weights.data_ptr())},
-        {DNNL_ARG_DST, memory(pd.dst_desc(), engine, dst.data_ptr())},
-        {DNNL_ARG_SCRATCHPAD, memory(pd.scratchpad_desc(), engine, scratch.data_ptr())},
-        {DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_SRC, scalar(memory::data_type::s32, &params.zero_point)}};
+    const uint8_t* const src_bytes = quantized.data_ptr<uint8_t>();
+    char* const dst_bytes = static_cast<char*>(dst.data_ptr());
+    ForEachRowChunk(padded, [&](int64_t first, int64_t count) {
+      const auto pd = Int8MatmulDesc(count, p.in, p.out, p.weights_desc, p.bias.defined(), p.gelu,
+                                     out_dtype == at::kBFloat16 ? memory::data_type::bf16 : memory::data_type::f32);
+      const dnnl::matmul matmul(pd);  // Made once per row count of the grid: oneDNN caches primitives.
+      const at::Tensor scratch = at::empty({static_cast<int64_t>(pd.scratchpad_desc().get_size())}, at::kByte);
+      std::unordered_map<int, memory> args{
+          {DNNL_ARG_SRC, memory(pd.src_desc(), engine, const_cast<uint8_t*>(src_bytes + first * p.in))},
+          {DNNL_ARG_WEIGHTS, memory(p.weights_desc, engine, p.weights.data_ptr())},
+          {DNNL_ARG_DST, memory(pd.dst_desc(), engine, dst_bytes + first * p.out * dst.element_size())},
+          {DNNL_ARG_SCRATCHPAD, memory(pd.scratchpad_desc(), engine, scratch.data_ptr())},
+          {DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_SRC, scalar(memory::data_type::s32, &params.zero_point)}};
 #if DNNL_VERSION_MAJOR >= 3
-    args.emplace(DNNL_ARG_ATTR_SCALES | DNNL_ARG_SRC, scalar(memory::data_type::f32, &params.scale));
-    args.emplace(DNNL_ARG_ATTR_SCALES | DNNL_ARG_WEIGHTS,
-                 memory({{p.out}, memory::data_type::f32, memory::format_tag::a}, engine, p.scales_tensor.data_ptr()));
-    if (p.bias.defined()) args.emplace(DNNL_ARG_BIAS, memory(pd.bias_desc(), engine, p.bias.data_ptr()));
+      args.emplace(DNNL_ARG_ATTR_SCALES | DNNL_ARG_SRC, scalar(memory::data_type::f32, &params.scale));
+      args.emplace(DNNL_ARG_ATTR_SCALES | DNNL_ARG_WEIGHTS,
+                   memory({{p.out}, memory::data_type::f32, memory::format_tag::a}, engine, p.scales_tensor.data_ptr()));
+      if (p.bias.defined()) args.emplace(DNNL_ARG_BIAS, memory(pd.bias_desc(), engine, p.bias.data_ptr()));
 #else
-    args.emplace(DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1,
-                 memory({{1, 1}, memory::data_type::f32, memory::format_tag::ab}, engine, &params.scale));
-    if (p.bias.defined()) {
-      args.emplace(DNNL_ARG_ATTR_MULTIPLE_POST_OP(1) | DNNL_ARG_SRC_1,
-                   memory({{1, p.out}, memory::data_type::f32, memory::format_tag::ab}, engine, p.bias.data_ptr()));
-    }
+      args.emplace(DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1,
+                   memory({{1, p.out}, memory::data_type::f32, memory::format_tag::ab}, engine,
+                          output_scales.data_ptr()));
+      if (p.bias.defined()) {
+        args.emplace(DNNL_ARG_ATTR_MULTIPLE_POST_OP(1) | DNNL_ARG_SRC_1,
+                     memory({{1, p.out}, memory::data_type::f32, memory::format_tag::ab}, engine, p.bias.data_ptr()));
+      }
 #endif
-    dnnl::stream stream(engine);
-    matmul.execute(stream, args);
-    stream.wait();
+      matmul.execute(stream, args);
+      stream.wait();  // Before this chunk's scratchpad goes.
+    });
   } catch (const dnnl::error& e) {
     TORCH_CHECK(false, "oneDNN int8 matmul failed: ", e.what());
   }
-  return dst.view(out_sizes);
+  return dst.narrow(0, 0, rows).view(out_sizes);
 #else
   TORCH_CHECK(false, "Int8Linear: not packed");
 #endif

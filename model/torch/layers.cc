@@ -105,6 +105,14 @@ void DenseImpl::PackForCpu(Activation then) {
   Release();
 }
 
+void DenseImpl::PrepareRowGrid() const {
+  if (int8_.defined()) int8_.PrepareRowGrid(at::kFloat);  // Both callers take float32 from it.
+  if (packed_.defined()) {
+    packed_.PrepareRowGrid(at::kFloat);
+    if (compute_dtype_ != at::kFloat) packed_.PrepareRowGrid(compute_dtype_);
+  }
+}
+
 NormImpl::NormImpl(int64_t size, double eps) : eps_(eps) {
   weight = register_parameter("weight", at::ones({size}), /*requires_grad=*/false);
   bias = register_parameter("bias", at::zeros({size}), /*requires_grad=*/false);

@@ -62,6 +62,10 @@ class DenseImpl : public torch::nn::Module {
   // `then` as for QuantizeToInt8.
   void PackForCpu(Activation then = Activation::kLinear);
   bool packed() const { return packed_.defined(); }
+  // Where packed or quantized: makes oneDNN's primitives for every row
+  // count the product runs at, for both of its callers' output dtypes
+  // (forward's float32 and the compute dtype). Computes nothing.
+  void PrepareRowGrid() const;
 
   at::Tensor weight;  // [out, in]
   at::Tensor bias;    // [out], undefined without bias

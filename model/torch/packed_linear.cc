@@ -8,6 +8,7 @@
 #include <string>
 
 #include "model/torch/cpu_backend.h"
+#include "model/torch/row_grid.h"
 
 #ifdef DEBERTA_WITH_ONEDNN
 #include "model/torch/onednn_engine.h"
@@ -125,37 +126,61 @@ bool PackedLinear::ProductIsRight(const at::Tensor& weight, const at::Tensor& bi
   return (got - want).abs().max().item<double>() <= tolerance;
 }
 
+void PackedLinear::PrepareRowGrid(at::ScalarType out_dtype) const {
+  const Packed& p = *packed_;
+  try {
+    for (const int64_t rows : GridRowCounts()) {
+      dnnl::matmul(MatmulDesc(rows, p.in, p.out, p.dtype, p.weights_desc, p.bias.defined(), OnednnType(out_dtype),
+                              p.gelu));
+    }
+  } catch (const dnnl::error& e) {
+    TORCH_CHECK(false, "oneDNN matmul failed: ", e.what());
+  }
+}
+
 at::Tensor PackedLinear::Forward(const at::Tensor& x, at::ScalarType out_dtype) const {
   RECORD_FUNCTION("deberta::packed_linear", std::vector<c10::IValue>());  // Named in profiles.
   const Packed& p = *packed_;
   TORCH_CHECK(x.size(-1) == p.in, "PackedLinear: input width ", x.size(-1), ", layer takes ", p.in);
   TORCH_CHECK(out_dtype == at::kFloat || out_dtype == p.scalar_type, "PackedLinear: output dtype ",
               c10::toString(out_dtype), " from a ", c10::toString(p.scalar_type), " layer");
-  const at::Tensor src = x.reshape({-1, p.in}).to(p.scalar_type).contiguous();
-  const int64_t rows = src.size(0);
+  const at::Tensor rows_in = x.reshape({-1, p.in});
+  const int64_t rows = rows_in.size(0), padded = PaddedRows(rows);
   std::vector<int64_t> out_sizes(x.sizes().begin(), x.sizes().end());
   out_sizes.back() = p.out;
-  at::Tensor dst = at::empty({rows, p.out}, src.options().dtype(out_dtype));
+  // The product writes every padded row; the caller sees the first `rows`.
+  at::Tensor dst = at::empty({padded, p.out}, rows_in.options().dtype(out_dtype));
   if (rows == 0) return dst.view(out_sizes);
+  at::Tensor src = rows_in;
+  if (padded != rows || rows_in.scalar_type() != p.scalar_type || !rows_in.is_contiguous()) {
+    // One copy (with the dtype conversion, if any) into the padded rows.
+    src = at::empty({padded, p.in}, rows_in.options().dtype(p.scalar_type));
+    src.narrow(0, 0, rows).copy_(rows_in);
+    if (padded > rows) src.narrow(0, rows, padded - rows).zero_();
+  }
   try {
-    const auto pd =
-        MatmulDesc(rows, p.in, p.out, p.dtype, p.weights_desc, p.bias.defined(), OnednnType(out_dtype), p.gelu);
-    const dnnl::matmul matmul(pd);  // Made once per shape: oneDNN caches primitives.
-    const at::Tensor scratch = at::empty({static_cast<int64_t>(pd.scratchpad_desc().get_size())}, at::kByte);
     const dnnl::engine& engine = OnednnCpuEngine();
-    std::unordered_map<int, memory> args{
-        {DNNL_ARG_SRC, memory(pd.src_desc(), engine, src.data_ptr())},
-        {DNNL_ARG_WEIGHTS, memory(p.weights_desc, engine, p.weights.data_ptr())},
-        {DNNL_ARG_DST, memory(pd.dst_desc(), engine, dst.data_ptr())},
-        {DNNL_ARG_SCRATCHPAD, memory(pd.scratchpad_desc(), engine, scratch.data_ptr())}};
-    if (p.bias.defined()) args.emplace(DNNL_ARG_BIAS, memory(pd.bias_desc(), engine, p.bias.data_ptr()));
     dnnl::stream stream(engine);
-    matmul.execute(stream, args);
-    stream.wait();
+    char* const src_bytes = static_cast<char*>(src.data_ptr());
+    char* const dst_bytes = static_cast<char*>(dst.data_ptr());
+    ForEachRowChunk(padded, [&](int64_t first, int64_t count) {
+      const auto pd = MatmulDesc(count, p.in, p.out, p.dtype, p.weights_desc, p.bias.defined(), OnednnType(out_dtype),
+                                 p.gelu);
+      const dnnl::matmul matmul(pd);  // Made once per row count of the grid: oneDNN caches primitives.
+      const at::Tensor scratch = at::empty({static_cast<int64_t>(pd.scratchpad_desc().get_size())}, at::kByte);
+      std::unordered_map<int, memory> args{
+          {DNNL_ARG_SRC, memory(pd.src_desc(), engine, src_bytes + first * p.in * src.element_size())},
+          {DNNL_ARG_WEIGHTS, memory(p.weights_desc, engine, p.weights.data_ptr())},
+          {DNNL_ARG_DST, memory(pd.dst_desc(), engine, dst_bytes + first * p.out * dst.element_size())},
+          {DNNL_ARG_SCRATCHPAD, memory(pd.scratchpad_desc(), engine, scratch.data_ptr())}};
+      if (p.bias.defined()) args.emplace(DNNL_ARG_BIAS, memory(pd.bias_desc(), engine, p.bias.data_ptr()));
+      matmul.execute(stream, args);
+      stream.wait();  // Before this chunk's scratchpad goes.
+    });
   } catch (const dnnl::error& e) {
     TORCH_CHECK(false, "oneDNN matmul failed: ", e.what());
   }
-  return dst.view(out_sizes);
+  return dst.narrow(0, 0, rows).view(out_sizes);
 }
 
 #else  // No oneDNN: nothing is ever packed.
@@ -163,6 +188,8 @@ at::Tensor PackedLinear::Forward(const at::Tensor& x, at::ScalarType out_dtype) 
 struct PackedLinear::Packed {};
 
 PackedLinear PackedLinear::Pack(const at::Tensor&, const at::Tensor&, bool) { return PackedLinear(); }
+
+void PackedLinear::PrepareRowGrid(at::ScalarType) const {}
 
 bool PackedLinear::applies_gelu() const { return false; }
 

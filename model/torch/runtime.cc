@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstdint>
 #include <fstream>
 #include <string>
@@ -17,7 +18,17 @@
 #include "model/torch/cpu_backend.h"
 #include "model/torch/int8_linear.h"
 
+#ifdef DEBERTA_WITH_ONEDNN
+#include <oneapi/dnnl/dnnl.hpp>
+#endif
+
 namespace deberta::model {
+namespace {
+
+// Enough for the kernel warm-up of a few models (see ConfigureRuntime).
+constexpr int kPrimitiveCacheCapacity = 16384;
+
+}  // namespace
 
 int ResolveThreadCount(int num_threads) {
   if (num_threads > 0) return num_threads;
@@ -55,6 +66,18 @@ void ConfigureRuntime(const RuntimeOptions& options) {
   at::globalContext().setAllowTF32CuDNN(options.allow_tf32);
   // Without it int8 is refused at load (RequireOnednnQuantizedEngine), with its reason.
   SelectOnednnQuantizedEngine();
+#ifdef DEBERTA_WITH_ONEDNN
+  // The kernel warm-up (EngineOptions::warmup_kernels) makes about 4,600
+  // primitives for a deberta-v3-base in bfloat16 or int8 (the linear
+  // products' row grid, four attention products and LibTorch's
+  // first-position ones per length); oneDNN's cache keeps 1,024 by
+  // default, so the warm-up would evict its own work. Unless the
+  // environment sets a capacity (ONEDNN_PRIMITIVE_CACHE_CAPACITY).
+  if (std::getenv("ONEDNN_PRIMITIVE_CACHE_CAPACITY") == nullptr &&
+      std::getenv("DNNL_PRIMITIVE_CACHE_CAPACITY") == nullptr) {
+    dnnl::set_primitive_cache_capacity(std::max(dnnl::get_primitive_cache_capacity(), kPrimitiveCacheCapacity));
+  }
+#endif
 }
 
 }  // namespace deberta::model

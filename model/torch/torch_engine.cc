@@ -74,7 +74,8 @@ TorchEngine::TorchEngine(LoadedNetwork loaded, std::unique_ptr<DeviceRuntime> ru
       max_logits_bytes_per_chunk_(options.max_logits_bytes_per_chunk),
       warmup_shapes_(std::move(warmup_shapes)),
       buckets_(options.buckets),
-      device_graphs_(options.device_graphs) {}
+      device_graphs_(options.device_graphs),
+      warmup_kernels_(options.warmup_kernels) {}
 
 BatchShape TorchEngine::PaddedShape(BatchShape batch) const {
   return SmallestBucket(buckets_, batch).value_or(batch);
@@ -149,6 +150,12 @@ absl::Status TorchEngine::InitializeThread() {
   // intra-op workers before the first request. Then the shapes asked for,
   // through one head (the encoder's shapes are what differ).
   DEBERTA_RETURN_IF_ERROR(WarmUp({1, 8}, /*every_head=*/true));
+  if (warmup_kernels_ && loaded_.device.is_cpu()) {
+    DEBERTA_RETURN_IF_ERROR(RunGuarded([&]() -> absl::Status {
+      loaded_.network->WarmUpCpuKernels(loaded_.info.max_sequence_length);
+      return absl::OkStatus();
+    }));
+  }
   // Graphs first (each recording runs its bucket once), so that the
   // warm-up shapes padded to a bucket replay its graph.
   if (device_graphs_) {

@@ -24,7 +24,9 @@ class TorchEngine final : public Engine {
   const ModelInfo& info() const override { return loaded_.info; }
   // Makes the engine's device and stream current on the calling thread,
   // sets its intra-op thread count (a per-thread setting of LibTorch's
-  // OpenMP pool) and runs one small forward per head, then each warm-up
+  // OpenMP pool) and runs one small forward per head, then (with
+  // EngineOptions::warmup_kernels, on the CPU) makes the kernels of every
+  // batch shape, then each warm-up
   // shape of EngineOptions through one head, then each bucket (recorded as
   // a device graph with EngineOptions::device_graphs).
   absl::Status InitializeThread() override;
@@ -73,6 +75,7 @@ class TorchEngine final : public Engine {
   const std::vector<BatchShape> warmup_shapes_;  // See EngineOptions.
   const std::vector<BatchShape> buckets_;        // See EngineOptions.
   const bool device_graphs_;                     // See EngineOptions.
+  const bool warmup_kernels_;                    // See EngineOptions.
   std::vector<std::unique_ptr<BucketGraph>> graphs_;  // Recorded by InitializeThread.
 };
 
