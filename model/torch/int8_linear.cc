@@ -325,7 +325,7 @@ at::Tensor Int8Linear::forward(const at::Tensor& x, at::ScalarType out_dtype) co
     };
     const uint8_t* const src_bytes = quantized.data_ptr<uint8_t>();
     char* const dst_bytes = static_cast<char*>(dst.data_ptr());
-    ForEachRowChunk(padded, [&](int64_t first, int64_t count) {
+    ForEachRowChunk(rows, [&](int64_t first, int64_t count) {
       const auto pd = Int8MatmulDesc(count, p.in, p.out, p.weights_desc, p.bias.defined(), p.gelu,
                                      out_dtype == at::kBFloat16 ? memory::data_type::bf16 : memory::data_type::f32);
       const dnnl::matmul matmul(pd);  // Made once per row count of the grid: oneDNN caches primitives.

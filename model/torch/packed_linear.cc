@@ -163,7 +163,7 @@ at::Tensor PackedLinear::Forward(const at::Tensor& x, at::ScalarType out_dtype) 
     dnnl::stream stream(engine);
     char* const src_bytes = static_cast<char*>(src.data_ptr());
     char* const dst_bytes = static_cast<char*>(dst.data_ptr());
-    ForEachRowChunk(padded, [&](int64_t first, int64_t count) {
+    ForEachRowChunk(rows, [&](int64_t first, int64_t count) {
       const auto pd = MatmulDesc(count, p.in, p.out, p.dtype, p.weights_desc, p.bias.defined(), OnednnType(out_dtype),
                                  p.gelu);
       const dnnl::matmul matmul(pd);  // Made once per row count of the grid: oneDNN caches primitives.

@@ -24,26 +24,31 @@
 namespace deberta::model {
 namespace {
 
-TEST(RowGridTest, RowsArePaddedToTheGrainAndRunInChunksOfTheGrid) {
+TEST(RowGridTest, RowsArePaddedToTheGridAndRunInChunksOfIt) {
   EXPECT_EQ(PaddedRows(0), 0);
-  EXPECT_EQ(PaddedRows(1), kRowGrain);
-  EXPECT_EQ(PaddedRows(kRowGrain), kRowGrain);
-  EXPECT_EQ(PaddedRows(kRowGrain + 1), 2 * kRowGrain);
+  EXPECT_EQ(PaddedRows(1), kFineGrain);
+  EXPECT_EQ(PaddedRows(kFineGrain), kFineGrain);
+  EXPECT_EQ(PaddedRows(kFineGrain + 1), 2 * kFineGrain);
+  EXPECT_EQ(PaddedRows(kFineRows), kFineRows);
+  EXPECT_EQ(PaddedRows(kFineRows + 1), kFineRows + kCoarseGrain);
+  EXPECT_EQ(PaddedRows(kRowChunk + 1), kRowChunk + kFineGrain);
   const std::vector<int64_t> grid = GridRowCounts();
   ASSERT_FALSE(grid.empty());
-  EXPECT_EQ(grid.front(), kRowGrain);
+  EXPECT_EQ(grid.front(), kFineGrain);
   EXPECT_EQ(grid.back(), kRowChunk);
-  for (const int64_t rows : {int64_t{16}, int64_t{1008}, int64_t{1024}, int64_t{1040}, int64_t{5000}}) {
-    const int64_t padded = PaddedRows(rows);
+  for (int64_t rows = 1; rows <= 3 * kRowChunk + 100; rows += 7) {
     std::vector<std::pair<int64_t, int64_t>> chunks;
-    ForEachRowChunk(padded, [&](int64_t first, int64_t count) { chunks.emplace_back(first, count); });
+    ForEachRowChunk(rows, [&](int64_t first, int64_t count) { chunks.emplace_back(first, count); });
     int64_t next = 0;
     for (const auto& [first, count] : chunks) {
-      EXPECT_EQ(first, next) << rows;
-      EXPECT_NE(std::find(grid.begin(), grid.end(), count), grid.end()) << rows << ": chunk of " << count;
+      ASSERT_EQ(first, next) << rows;
+      ASSERT_NE(std::find(grid.begin(), grid.end(), count), grid.end()) << rows << ": chunk of " << count;
       next = first + count;
     }
-    EXPECT_EQ(next, padded) << rows;
+    ASSERT_EQ(next, PaddedRows(rows)) << rows;
+    ASSERT_GE(next, rows);
+    // At most one grain more than asked (a chunk's whole rows are real).
+    ASSERT_LT(next - rows, rows - chunks.back().first <= kFineRows ? kFineGrain : kCoarseGrain) << rows;
   }
 }
 

@@ -19,8 +19,9 @@ struct Shape {
   int64_t rows, in, out;
 };
 
-// Rows of x [2, rows, in]: padded to the row grid, and (600) over one chunk of it (row_grid.h).
-const Shape kShapes[] = {{128, 64, 192}, {7, 64, 3}, {1, 96, 64}, {33, 256, 48}, {600, 32, 64}};
+// Rows of x [2, rows, in]: padded to the row grid (row_grid.h), on its fine (7, 33) and coarse (600) grains;
+// (2100) in two chunks.
+const Shape kShapes[] = {{128, 64, 192}, {7, 64, 3}, {1, 96, 64}, {33, 256, 48}, {600, 32, 64}, {2100, 16, 64}};
 
 // Whether the CPU backend packs this dtype on this host (oneDNN has a
 // blocked kernel for it); where it does not, nothing is packed, and that
