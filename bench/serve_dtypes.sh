@@ -2,7 +2,10 @@
 # Through the server against the engine alone, in each dtype (issue 12,
 # item 5): `deberta-cli bench` at concurrency 16 on 128-token sequences
 # against `deberta-cli engine-bench` in batches of 16 of the same
-# sequences, on a random deberta-v3-base, this machine's CPU.
+# sequences, on a random deberta-v3-base, this machine's CPU. And the
+# server's resident memory (issue 33, item 6): once it serves (after its
+# warm-up), and the highest of its samples every 50 ms under the load
+# (memory-DTYPE.json).
 #
 #   bench/serve_dtypes.sh [OUT]       # after the build (binaries in build/)
 #   DTYPES="float32 int8" DURATION=20s REPEATS=3 THREADS=2 bench/serve_dtypes.sh
@@ -29,6 +32,8 @@ cleanup() {
   if [ -n "$SERVER_PID" ]; then kill -TERM "$SERVER_PID" 2>/dev/null || true; wait "$SERVER_PID" || true; fi
 }
 trap cleanup EXIT
+# A process's resident memory now (VmRSS), KiB.
+resident_kib() { awk '/^VmRSS:/ {print $2}' "/proc/$1/status"; }
 
 if [ ! -f "$MODEL_DIR/model.safetensors" ]; then
   "$CLI" make-random-model --shape=deberta-v3-base --out="$MODEL_DIR"
@@ -46,13 +51,24 @@ for dtype in $DTYPES; do
   done
   port=$(sed -n 's/.*:\([0-9]*\), metrics on :.*/\1/p' "$log")
   "$CLI" health --server="127.0.0.1:$port" >/dev/null
+  after_warmup=$(resident_kib "$SERVER_PID")
+  peak=$after_warmup
   for i in $(seq "$REPEATS"); do
     echo "$dtype round $i: engine alone, then the server ..." >&2
     "$CLI" engine-bench --model="$MODEL_DIR" --threads="$THREADS" --dtype="$dtype" --batch_size=16 \
       --min_len=128 --max_len=128 --duration="$DURATION" --json >"$OUT/engine-$dtype.$i.json"
     "$CLI" bench --server="127.0.0.1:$port" --concurrency=16 --min_len=128 --max_len=128 \
-      --duration="$DURATION" --json >"$OUT/server-$dtype.$i.json"
+      --duration="$DURATION" --json >"$OUT/server-$dtype.$i.json" &
+    bench_pid=$!
+    while kill -0 "$bench_pid" 2>/dev/null; do
+      now=$(resident_kib "$SERVER_PID")
+      [ "$now" -gt "$peak" ] && peak=$now
+      sleep 0.05
+    done
+    wait "$bench_pid"
   done
+  printf '{"dtype": "%s", "resident_after_warmup_kib": %s, "resident_peak_under_load_kib": %s, "concurrency": 16}\n' \
+    "$dtype" "$after_warmup" "$peak" >"$OUT/memory-$dtype.json"
   kill -TERM "$SERVER_PID"
   wait "$SERVER_PID" || { echo "server ($dtype) did not exit cleanly" >&2; exit 1; }
   SERVER_PID=
@@ -66,13 +82,23 @@ def runs(side, dtype):
     return [json.load(open(os.path.join(out, f"{side}-{dtype}.{i}.json")))[0] for i in rounds]
 print(f"random deberta-v3-base, CPU, {threads} threads, 128-token sequences, {duration} per run, "
       f"{repeats} rounds (ABAB)")
-print("| dtype | engine alone, batches of 16, tokens/s | server, concurrency 16, tokens/s | ratio | errors |")
-print("|---|---|---|---|---|")
+print("| dtype | engine alone, batches of 16, tokens/s | server, concurrency 16, tokens/s | ratio (per round) "
+      "| errors | resident after warm-up, MiB | peak under load, MiB | peak / after warm-up |")
+print("|---|---|---|---|---|---|---|---|")
+memory = {}
 for dtype in dtypes.split():
     engine, server = runs("engine", dtype), runs("server", dtype)
     e = sum(r["tokens_per_s"] for r in engine) / len(engine)
     s = sum(r["tokens_per_s"] for r in server) / len(server)
+    per_round = ", ".join(f"{b['tokens_per_s'] / a['tokens_per_s']:.2f}" for a, b in zip(engine, server))
     errors = {k: v for r in engine + server for k, v in r["errors"].items()}
-    print(f"| {dtype} | {e:.0f} | {s:.0f} | {s / e:.2f} | {errors or 'none'} |")
+    m = memory[dtype] = json.load(open(os.path.join(out, f"memory-{dtype}.json")))
+    after, peak = m["resident_after_warmup_kib"] / 1024, m["resident_peak_under_load_kib"] / 1024
+    print(f"| {dtype} | {e:.0f} | {s:.0f} | {s / e:.2f} ({per_round}) | {errors or 'none'} | {after:.0f} | {peak:.0f} "
+          f"| {peak / after:.2f} |")
+for dtype in ("bfloat16", "int8"):
+    if dtype in memory and "float32" in memory:
+        for key, what in (("resident_after_warmup_kib", "after warm-up"), ("resident_peak_under_load_kib", "peak")):
+            print(f"{dtype} / float32 resident, {what}: {memory[dtype][key] / memory['float32'][key]:.2f}")
 PY
 python3 bench/provenance.py stamp --threads="$THREADS" "$OUT"/*.json

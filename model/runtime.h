@@ -27,6 +27,11 @@ struct RuntimeOptions {
 // refuses int8 otherwise).
 void ConfigureRuntime(const RuntimeOptions& options);
 
+// Gives the heap's free memory back to the system (glibc's malloc_trim),
+// which ConfigureRuntime's settings otherwise keep: once a phase that frees
+// much more than serving reuses is over (loading, the kernel warm-up).
+void ReleaseFreeMemory();
+
 // `num_threads` when > 0; otherwise the CPUs this process may run on,
 // within its cgroup v2 CPU quota (a container with a 2-CPU limit on a
 // 64-core node gets 2).

@@ -47,6 +47,13 @@ void DebertaNetworkImpl::Prepare(at::ScalarType compute_dtype, bool int8_encoder
   // 1. Derived weights, from the float32 ones: the fused projections, the
   //    position projections, the tied LM head, each in the compute dtype.
   for (DenseImpl* layer : dense) layer->SetComputeDType(compute_dtype);
+  // The word embeddings, the largest table (128k x 768 in deberta-v3:
+  // 393 MB in float32), in the compute dtype like every other weight, and
+  // shared with the tied LM head below rather than held twice (float32
+  // for the lookup and a compute-dtype copy for the head). Looked-up rows
+  // are widened to float32 (EmbeddingImpl::forward).
+  Embedding& words = deberta->embeddings->word_embeddings;
+  if (compute_dtype != at::kFloat) words->weight.set_data(words->weight.to(compute_dtype));
   deberta->encoder->Prepare(compute_dtype);
   if (lm_predictions) {
     lm_predictions->lm_head->Prepare(deberta->embeddings->word_embeddings->weight, compute_dtype);

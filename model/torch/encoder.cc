@@ -3,6 +3,7 @@
 
 #include <ATen/ATen.h>
 
+#include <algorithm>
 #include <initializer_list>
 #include <vector>
 
@@ -109,6 +110,13 @@ absl::StatusOr<std::vector<at::Tensor>> EncoderImpl::forward(const at::Tensor& e
   return states;
 }
 
+namespace {
+
+// The lengths whose attention primitives the kernel warm-up makes.
+constexpr int64_t kWarmLengths = 128;
+
+}  // namespace
+
 void EncoderImpl::WarmUpKernels(const DebertaConfig& config, int64_t max_length, bool every_length) const {
   if (layers_.empty() || max_length < 1) return;
   const EncoderLayer& first = layers_.front();
@@ -122,11 +130,14 @@ void EncoderImpl::WarmUpKernels(const DebertaConfig& config, int64_t max_length,
   for (const EncoderLayer* l : {&first, &last}) {
     (*l)->attention->self->PrepareProjectionRowGrid();
     (*l)->attention->output->dense->PrepareRowGrid();
-    (*l)->intermediate->dense->PrepareRowGrid();
+    (*l)->intermediate->dense->PrepareRowGrid(/*in_compute_dtype=*/true);  // FeedForwardUp's.
     (*l)->output->dense->PrepareRowGrid();
   }
   if (!every_length) return;
-  for (int64_t length = 1; length <= max_length; ++length) {
+  // Each cached primitive holds about 120 KB (JIT code); past
+  // kWarmLengths a first length's four attention primitives cost under a
+  // tenth of its forward, so those are left to their first batch.
+  for (int64_t length = 1; length <= std::min(max_length, kWarmLengths); ++length) {
     const at::Tensor h = states(1, length);
     const AttentionContext ctx = context(1, length);
     first->attention->self->PrepareCpuAttentionKernels(ctx);

@@ -67,16 +67,16 @@ class EncoderImpl : public torch::nn::Module {
   at::Tensor RunLayer(int64_t k, const at::Tensor& query_states,
                       const at::Tensor& key_value_states, const AttentionContext& ctx) const;
 
-  // Makes oneDNN's kernels for every shape a batch of at most
-  // `max_length` tokens per sequence can ask of the layers' products, so
-  // that no first batch of a shape pays for them (docs/server.md,
-  // "Warm-up"): the linear products' primitives for each row count of
-  // their grid (row_grid.h) in layer 0 and in the last layer (its queries
-  // apart from keys and values, EMD's), made, not run; with
-  // `every_length`, each length's CPU attention primitives (made, not run)
-  // and, queries at position 0 alone, the last layer's attention run on
-  // zeros (kFirstOnly: LibTorch's products make theirs when they run). CPU
-  // only. Throws as forward does.
+  // Makes oneDNN's kernels for the batch shapes (of at most `max_length`
+  // tokens per sequence) whose first batch would pay most for them
+  // (docs/server.md, "Warm-up"): the linear products' primitives for each
+  // row count of WarmedRowCounts (row_grid.h) in layer 0 and in the last
+  // layer (its queries apart from keys and values, EMD's), made, not run;
+  // with
+  // `every_length`, for each length up to 128 tokens, its CPU attention
+  // primitives (made, not run) and, queries at position 0 alone, the last
+  // layer's attention run on zeros (kFirstOnly: LibTorch's products make
+  // theirs when they run). CPU only. Throws as forward does.
   void WarmUpKernels(const DebertaConfig& config, int64_t max_length, bool every_length) const;
 
   // The relative table every layer uses, after its LayerNorm [2S, H].

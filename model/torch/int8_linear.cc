@@ -277,7 +277,7 @@ void Int8Linear::PrepareRowGrid(at::ScalarType out_dtype) const {
   const Packed& p = *packed_;
   if (!p.weights.defined()) return;  // Not oneDNN's path.
   try {
-    for (const int64_t rows : GridRowCounts()) {
+    for (const int64_t rows : WarmedRowCounts()) {
       dnnl::matmul(Int8MatmulDesc(rows, p.in, p.out, p.weights_desc, p.bias.defined(), p.gelu,
                                   out_dtype == at::kBFloat16 ? memory::data_type::bf16 : memory::data_type::f32));
     }

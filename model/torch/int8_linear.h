@@ -47,9 +47,9 @@ class Int8Linear {
   // x (float32, [..., in]) -> [..., out] in `out_dtype` (float32 or
   // bfloat16: written so by the product itself on the oneDNN path).
   at::Tensor forward(const at::Tensor& x, at::ScalarType out_dtype = at::kFloat) const;
-  // On the oneDNN path: makes the primitive of every row count forward
-  // runs at (GridRowCounts) for `out_dtype`, into oneDNN's cache;
-  // computes nothing. A no-op on the other paths.
+  // On the oneDNN path: makes the primitive of every row count of
+  // WarmedRowCounts for `out_dtype`, into oneDNN's cache; computes
+  // nothing. A no-op on the other paths.
   void PrepareRowGrid(at::ScalarType out_dtype) const;
 
  private:

@@ -105,12 +105,9 @@ void DenseImpl::PackForCpu(Activation then) {
   Release();
 }
 
-void DenseImpl::PrepareRowGrid() const {
-  if (int8_.defined()) int8_.PrepareRowGrid(at::kFloat);  // Both callers take float32 from it.
-  if (packed_.defined()) {
-    packed_.PrepareRowGrid(at::kFloat);
-    if (compute_dtype_ != at::kFloat) packed_.PrepareRowGrid(compute_dtype_);
-  }
+void DenseImpl::PrepareRowGrid(bool in_compute_dtype) const {
+  if (int8_.defined()) int8_.PrepareRowGrid(at::kFloat);  // Either caller takes float32 from it.
+  if (packed_.defined()) packed_.PrepareRowGrid(in_compute_dtype ? compute_dtype_ : at::kFloat);
 }
 
 NormImpl::NormImpl(int64_t size, double eps) : eps_(eps) {
@@ -127,7 +124,7 @@ EmbeddingImpl::EmbeddingImpl(int64_t rows, int64_t width) {
 }
 
 at::Tensor EmbeddingImpl::forward(const at::Tensor& ids) const {
-  return at::embedding(weight, ids);
+  return at::embedding(weight, ids).to(at::kFloat);  // A no-op for a float32 table.
 }
 
 }  // namespace deberta::model

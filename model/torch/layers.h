@@ -63,9 +63,10 @@ class DenseImpl : public torch::nn::Module {
   void PackForCpu(Activation then = Activation::kLinear);
   bool packed() const { return packed_.defined(); }
   // Where packed or quantized: makes oneDNN's primitives for every row
-  // count the product runs at, for both of its callers' output dtypes
-  // (forward's float32 and the compute dtype). Computes nothing.
-  void PrepareRowGrid() const;
+  // count the product runs at, for the output dtype of its caller: forward
+  // (float32), or with `in_compute_dtype` ForwardInComputeDType and
+  // ActivatedInComputeDType. Computes nothing.
+  void PrepareRowGrid(bool in_compute_dtype = false) const;
 
   at::Tensor weight;  // [out, in]
   at::Tensor bias;    // [out], undefined without bias
@@ -100,6 +101,8 @@ TORCH_MODULE(Norm);
 class EmbeddingImpl : public torch::nn::Module {
  public:
   EmbeddingImpl(int64_t rows, int64_t width);
+  // Rows of `weight` (float32, or the compute dtype: see
+  // DebertaNetwork::Prepare) as float32.
   at::Tensor forward(const at::Tensor& ids) const;
 
   at::Tensor weight;

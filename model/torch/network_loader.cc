@@ -19,6 +19,7 @@
 #include "absl/strings/str_join.h"
 #include "model/checkpoint_files.h"
 #include "model/demo_model.h"
+#include "model/runtime.h"
 #include "model/safetensors.h"
 #include "model/status_macros.h"
 #include "model/torch/cpu_backend.h"
@@ -232,6 +233,10 @@ absl::StatusOr<LoadedNetwork> LoadNetwork(const EngineOptions& options) {
   } catch (const std::exception& e) {
     return absl::InternalError(absl::StrCat("preparing the model on ", options.device, ": ", e.what()));
   }
+  // Loading and Prepare freed the float32 weights they converted (all of
+  // them for bfloat16, the encoder's for int8), which ConfigureRuntime's
+  // heap settings kept resident: int8 held more memory than float32.
+  ReleaseFreeMemory();
   loaded.info = DescribeModel(options, folder.demo, config, parts, emd, loaded.device);
   return loaded;
 }

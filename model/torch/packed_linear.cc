@@ -129,7 +129,7 @@ bool PackedLinear::ProductIsRight(const at::Tensor& weight, const at::Tensor& bi
 void PackedLinear::PrepareRowGrid(at::ScalarType out_dtype) const {
   const Packed& p = *packed_;
   try {
-    for (const int64_t rows : GridRowCounts()) {
+    for (const int64_t rows : WarmedRowCounts()) {
       dnnl::matmul(MatmulDesc(rows, p.in, p.out, p.dtype, p.weights_desc, p.bias.defined(), OnednnType(out_dtype),
                               p.gelu));
     }

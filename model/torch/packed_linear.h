@@ -38,8 +38,8 @@ class PackedLinear {
   // contiguous [..., out] in `out_dtype`: float32, or bfloat16 for a
   // bfloat16 layer. Thread-safe. Throws c10::Error if oneDNN fails.
   at::Tensor Forward(const at::Tensor& x, at::ScalarType out_dtype) const;
-  // Makes the oneDNN primitive of every row count Forward runs at
-  // (GridRowCounts) for `out_dtype`, into oneDNN's cache; computes nothing.
+  // Makes the oneDNN primitive of every row count of WarmedRowCounts for
+  // `out_dtype`, into oneDNN's cache; computes nothing.
   void PrepareRowGrid(at::ScalarType out_dtype) const;
 
  private:

@@ -5,13 +5,15 @@
 // batcher forms any number of rows (sequences x padded length), so a first
 // batch of a new shape paid those milliseconds in each product kind. So a
 // product runs on a small, fixed grid of row counts, whose primitives the
-// engine makes at warm-up (GridRowCounts): its rows padded up to a
+// engine makes at warm-up (WarmedRowCounts): its rows padded up to a
 // multiple of kFineGrain up to kFineRows rows, of kCoarseGrain above
 // (at most 6% more rows, at 1025), in chunks of at most kRowChunk rows.
 // Chunks cost: an int8 product of 2048 rows ran 5-10% slower as two of
-// 1024 (bench/results/ab-row-grid), hence the coarse grain rather than
-// chunks of 1024. Padding at small row counts is hidden by the weights'
-// reading time anyway.
+// 1024 (bench/results/ab-row-chunk), hence the coarse grain rather than
+// chunks of 1024. Padding costs too: one sequence of 77 tokens (80 rows
+// with a grain of 16 or 8) ran 5-7% slower (bench/results/ab-row-grid*);
+// with a grain of 8 a batch of 8 or more sequences is never padded below
+// kFineRows.
 #ifndef DEBERTA_MODEL_TORCH_ROW_GRID_H_
 #define DEBERTA_MODEL_TORCH_ROW_GRID_H_
 
@@ -20,7 +22,7 @@
 
 namespace deberta::model {
 
-inline constexpr int64_t kFineGrain = 16;
+inline constexpr int64_t kFineGrain = 8;
 inline constexpr int64_t kFineRows = 1024;    // A multiple of both grains.
 inline constexpr int64_t kCoarseGrain = 64;
 inline constexpr int64_t kRowChunk = 4096;    // A multiple of kCoarseGrain.
@@ -43,6 +45,15 @@ inline std::vector<int64_t> GridRowCounts() {
   std::vector<int64_t> counts;
   for (int64_t rows = kFineGrain; rows <= kFineRows; rows += kFineGrain) counts.push_back(rows);
   for (int64_t rows = kFineRows + kCoarseGrain; rows <= kRowChunk; rows += kCoarseGrain) counts.push_back(rows);
+  return counts;
+}
+
+// The row counts the kernel warm-up makes primitives for: the fine grid.
+// Each cached primitive holds about 120 KB (JIT code); above kFineRows a
+// first row count's primitives cost about 5% of its forward.
+inline std::vector<int64_t> WarmedRowCounts() {
+  std::vector<int64_t> counts = GridRowCounts();
+  counts.resize(kFineRows / kFineGrain);
   return counts;
 }
 

@@ -50,6 +50,8 @@ int ResolveThreadCount(int num_threads) {
   return std::max(1, cpus);
 }
 
+void ReleaseFreeMemory() { malloc_trim(0); }
+
 void ConfigureRuntime(const RuntimeOptions& options) {
   at::set_num_threads(ResolveThreadCount(options.num_threads));
   // The CPU backend's probe, once, at start rather than in the first load.

@@ -155,6 +155,10 @@ absl::Status TorchEngine::InitializeThread() {
       loaded_.network->WarmUpCpuKernels(loaded_.info.max_sequence_length);
       return absl::OkStatus();
     }));
+    // Its hundreds of transient tensors of every length fragment the heap
+    // into more memory than serving holds: +680 MiB resident in bfloat16
+    // for a deberta-v3-base, otherwise.
+    ReleaseFreeMemory();
   }
   // Graphs first (each recording runs its bucket once), so that the
   // warm-up shapes padded to a bucket replay its graph.

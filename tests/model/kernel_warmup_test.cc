@@ -36,6 +36,9 @@ TEST(RowGridTest, RowsArePaddedToTheGridAndRunInChunksOfIt) {
   ASSERT_FALSE(grid.empty());
   EXPECT_EQ(grid.front(), kFineGrain);
   EXPECT_EQ(grid.back(), kRowChunk);
+  const std::vector<int64_t> warmed = WarmedRowCounts();
+  EXPECT_EQ(warmed.back(), kFineRows);
+  EXPECT_TRUE(std::equal(warmed.begin(), warmed.end(), grid.begin()));
   for (int64_t rows = 1; rows <= 3 * kRowChunk + 100; rows += 7) {
     std::vector<std::pair<int64_t, int64_t>> chunks;
     ForEachRowChunk(rows, [&](int64_t first, int64_t count) { chunks.emplace_back(first, count); });
