@@ -15,8 +15,8 @@ BUILD=${BUILD:-build}
 MODEL_DIR=${MODEL_DIR:-$BUILD/bench-models/deberta-v3-base-random}
 DTYPES=${DTYPES:-float32 bfloat16 int8}
 THREADS=${THREADS:-2}
-# Batch sizes and lengths the batcher forms: small and large, lengths on
-# and off multiples of 16, up to the model's 512.
+# Batch sizes and lengths the batcher forms: small and large, row counts
+# on and off the row grid (model/torch/row_grid.h), up to the model's 512.
 SHAPES=${SHAPES:-1x8,1x77,1x128,5x33,3x200,8x64,13x97,16x128,32x32,2x300,1x512,4x512}
 OUT=$(realpath -m "${1:-bench/results/cold-start}")
 mkdir -p "$OUT"

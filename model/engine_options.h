@@ -81,9 +81,10 @@ struct EngineOptions {
   // once); later shapes 1.0-1.2x (bench/cold_start.cc).
   int64_t warmup_batch_tokens = 0;
   int64_t warmup_max_batch_size = 1;
-  // On the CPU, before the warm-up shapes: oneDNN's kernels made for every
-  // batch shape the batcher can form (DebertaNetwork::WarmUpCpuKernels), so
-  // that the first batch of any shape runs at its warm time. The rest of
+  // On the CPU, before the warm-up shapes: oneDNN's kernels made for the
+  // batch shapes whose first batch would wait longest for them
+  // (DebertaNetwork::WarmUpCpuKernels), so that it runs near its warm
+  // time. The rest of
   // the first-call cost of a shape (LibTorch's, the allocator's) is what
   // the shapes above warm. Seconds of start-up (docs/server.md); off here,
   // on in the server (--warmup_kernels).

@@ -121,10 +121,6 @@ void EncoderImpl::WarmUpKernels(const DebertaConfig& config, int64_t max_length,
   if (layers_.empty() || max_length < 1) return;
   const EncoderLayer& first = layers_.front();
   const EncoderLayer& last = layers_.back();
-  auto states = [&](int64_t batch, int64_t length) { return at::zeros({batch, length, config.hidden_size}); };
-  auto context = [&](int64_t batch, int64_t length) {
-    return MakeAttentionContext(config, at::ones({batch, length}));
-  };
   // Every layer's products have the shapes of the first's, and the last
   // also has its queries apart from keys and values (EMD's).
   for (const EncoderLayer* l : {&first, &last}) {
@@ -138,8 +134,8 @@ void EncoderImpl::WarmUpKernels(const DebertaConfig& config, int64_t max_length,
   // kWarmLengths a first length's four attention primitives cost under a
   // tenth of its forward, so those are left to their first batch.
   for (int64_t length = 1; length <= std::min(max_length, kWarmLengths); ++length) {
-    const at::Tensor h = states(1, length);
-    const AttentionContext ctx = context(1, length);
+    const at::Tensor h = at::zeros({1, length, config.hidden_size});
+    const AttentionContext ctx = MakeAttentionContext(config, at::ones({1, length}));
     first->attention->self->PrepareCpuAttentionKernels(ctx);
     // LibTorch's products for a query at position 0 alone (kFirstOnly) make theirs on their first run.
     last->attention->forward(h.narrow(1, 0, 1), h, FirstQueryContext(ctx));

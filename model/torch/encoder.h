@@ -72,8 +72,7 @@ class EncoderImpl : public torch::nn::Module {
   // (docs/server.md, "Warm-up"): the linear products' primitives for each
   // row count of WarmedRowCounts (row_grid.h) in layer 0 and in the last
   // layer (its queries apart from keys and values, EMD's), made, not run;
-  // with
-  // `every_length`, for each length up to 128 tokens, its CPU attention
+  // with `every_length`, for each length up to 128 tokens, its CPU attention
   // primitives (made, not run) and, queries at position 0 alone, the last
   // layer's attention run on zeros (kFirstOnly: LibTorch's products make
   // theirs when they run). CPU only. Throws as forward does.
