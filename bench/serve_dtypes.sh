@@ -32,6 +32,8 @@ cleanup() {
   if [ -n "$SERVER_PID" ]; then kill -TERM "$SERVER_PID" 2>/dev/null || true; wait "$SERVER_PID" || true; fi
 }
 trap cleanup EXIT
+# shellcheck source=bench/server_port.sh
+source bench/server_port.sh
 # A process's resident memory now (VmRSS), KiB.
 resident_kib() { awk '/^VmRSS:/ {print $2}' "/proc/$1/status"; }
 
@@ -44,12 +46,7 @@ for dtype in $DTYPES; do
   "$SERVER" --model="$MODEL_DIR" --listen_address=127.0.0.1 --port=0 --metrics_port=0 \
     --threads="$THREADS" --dtype="$dtype" --max_batch_size=16 >"$log" 2>&1 &
   SERVER_PID=$!
-  for _ in $(seq 1800); do
-    grep -q "metrics on" "$log" && break
-    kill -0 "$SERVER_PID" || { cat "$log"; exit 1; }
-    sleep 0.1
-  done
-  port=$(sed -n 's/.*:\([0-9]*\), metrics on :.*/\1/p' "$log")
+  port=$(server_port "$log" "$SERVER_PID")
   "$CLI" health --server="127.0.0.1:$port" >/dev/null
   after_warmup=$(resident_kib "$SERVER_PID")
   peak=$after_warmup

@@ -103,6 +103,22 @@ void SetText(pb::Sequence* sequence) {
   if (!absl::GetFlag(FLAGS_text_pair).empty()) sequence->set_text_pair(absl::GetFlag(FLAGS_text_pair));
 }
 
+// With --json: `message` in protobuf's JSON mapping, zero values included;
+// returns whether it printed.
+bool PrintJson(const google::protobuf::Message& message) {
+  if (!absl::GetFlag(FLAGS_json)) return false;
+  google::protobuf::util::JsonPrintOptions options;
+  options.always_print_primitive_fields = true;
+  options.preserve_proto_field_names = true;
+  options.add_whitespace = true;
+  std::string json;
+  (void)google::protobuf::util::MessageToJsonString(message, &json, options);
+  std::cout << json;
+  return true;
+}
+
+}  // namespace
+
 pb::Truncation TruncationFromFlags() {
   return absl::GetFlag(FLAGS_max_length) > 0 ? pb::TRUNCATION_LONGEST_FIRST : pb::TRUNCATION_UNSPECIFIED;
 }
@@ -123,22 +139,6 @@ bool LongInputFromFlags(pb::LongInput* long_input) {
   long_input->set_aggregate(aggregate);
   return true;
 }
-
-// With --json: `message` in protobuf's JSON mapping, zero values included;
-// returns whether it printed.
-bool PrintJson(const google::protobuf::Message& message) {
-  if (!absl::GetFlag(FLAGS_json)) return false;
-  google::protobuf::util::JsonPrintOptions options;
-  options.always_print_primitive_fields = true;
-  options.preserve_proto_field_names = true;
-  options.add_whitespace = true;
-  std::string json;
-  (void)google::protobuf::util::MessageToJsonString(message, &json, options);
-  std::cout << json;
-  return true;
-}
-
-}  // namespace
 
 int ClassifyCommand() {
   pb::ClassifyRequest request;

@@ -14,6 +14,8 @@
 #ifndef DEBERTA_TOOLS_CLIENT_COMMANDS_H_
 #define DEBERTA_TOOLS_CLIENT_COMMANDS_H_
 
+#include "deberta/serving/v1/inference.pb.h"
+
 namespace deberta::tools {
 
 int ClassifyCommand();
@@ -35,6 +37,13 @@ int HealthCommand();
 int ModelsCommand();
 // LoadModel (load) or UnloadModel of --model_name; needs an admin key.
 int LoadModelCommand(bool load);
+
+// The text requests' options, shared with the benchmarks (bench_texts.h):
+// longest_first truncation when --max_length is set; --windows, --stride
+// and --aggregate into `long_input` (on a bad --aggregate, prints why and
+// returns false).
+serving::v1::Truncation TruncationFromFlags();
+bool LongInputFromFlags(serving::v1::LongInput* long_input);
 
 }  // namespace deberta::tools
 

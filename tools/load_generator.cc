@@ -15,6 +15,7 @@
 #include "absl/time/clock.h"
 #include "deberta/serving/v1/inference.grpc.pb.h"
 #include "tools/bench_common.h"
+#include "tools/bench_texts.h"
 #include "tools/grpc_client.h"
 
 ABSL_FLAG(std::string, endpoint, "classify", "bench: classify or fill-mask");
@@ -26,23 +27,18 @@ ABSL_FLAG(double, rate, 0,
 ABSL_FLAG(absl::Duration, cancel_after, absl::ZeroDuration(),
           "bench: cancel each request not answered within this time (0: never), as clients that give up");
 ABSL_FLAG(bool, send_text, false,
-          "bench: send text (made from random ids of the server's tokenizer through Detokenize) instead of ids");
+          "bench, engine-bench: send text (made from random ids of the model's tokenizer: the server's Detokenize, "
+          "or the checkpoint's tokenizer) instead of ids; classify with --max_length, --windows, --stride; tokens "
+          "counted as the server (or the request builder) counts them");
 
 namespace deberta::tools {
 namespace {
 
 namespace pb = serving::v1;
 
-// Texts for --send_text: each stream's sequences, detokenized by the server
-// (so they are made of its tokenizer's own vocabulary), with the count of
-// ids they came from.
-struct BenchText {
-  std::string text;
-  int ids = 0;
-};
-
-absl::StatusOr<std::vector<BenchText>> MakeTexts(const std::shared_ptr<grpc::Channel>& channel, uint32_t stream,
-                                                int count) {
+// Texts for --send_text, one list per stream: made of the server's
+// tokenizer's own vocabulary through its Detokenize.
+absl::StatusOr<std::vector<std::vector<std::string>>> MakeTexts(const std::shared_ptr<grpc::Channel>& channel) {
   auto stub = pb::InferenceService::NewStub(channel);
   pb::ModelInfo info;
   {
@@ -54,10 +50,7 @@ absl::StatusOr<std::vector<BenchText>> MakeTexts(const std::shared_ptr<grpc::Cha
     if (!status.ok()) return absl::Status(static_cast<absl::StatusCode>(status.error_code()), status.error_message());
   }
   if (info.tokenizer_vocab_size() <= 5) return absl::FailedPreconditionError("the server has no tokenizer");
-  BenchSequences sequences(stream, static_cast<int>(info.tokenizer_vocab_size()) - 1);  // Not [MASK].
-  std::vector<BenchText> texts;
-  for (int i = 0; i < count; ++i) {
-    const std::vector<int> ids = sequences.Next();
+  auto detokenize = [&stub](const std::vector<int>& ids) -> absl::StatusOr<std::string> {
     pb::DetokenizeRequest request;
     request.set_model(ModelNameFromFlags());
     *request.mutable_token_ids() = {ids.begin(), ids.end()};
@@ -66,7 +59,14 @@ absl::StatusOr<std::vector<BenchText>> MakeTexts(const std::shared_ptr<grpc::Cha
     PrepareContext(&context);
     grpc::Status status = stub->Detokenize(&context, request, &response);
     if (!status.ok()) return absl::Status(static_cast<absl::StatusCode>(status.error_code()), status.error_message());
-    texts.push_back({response.text(), static_cast<int>(ids.size())});
+    return response.text();
+  };
+  std::vector<std::vector<std::string>> texts;
+  for (uint32_t stream = 0; stream < kBenchTextStreams; ++stream) {
+    absl::StatusOr<std::vector<std::string>> made =
+        MakeBenchTexts(stream, static_cast<int>(info.tokenizer_vocab_size()), detokenize);
+    if (!made.ok()) return made.status();
+    texts.push_back(*std::move(made));
   }
   return texts;
 }
@@ -88,7 +88,7 @@ grpc::Status SendAndWait(grpc::ClientContext* context, const Request& request, R
 }
 
 LevelResult RunLevel(const std::shared_ptr<grpc::Channel>& channel, int concurrency,
-                     const std::vector<std::vector<BenchText>>& texts) {
+                     const std::vector<std::vector<std::string>>& texts) {
   LevelResult result;
   result.level = concurrency;
   std::mutex mu;
@@ -117,12 +117,15 @@ LevelResult RunLevel(const std::shared_ptr<grpc::Channel>& channel, int concurre
         }
         if (absl::Now() >= end) break;
         std::vector<int> ids = sequences.Next();
-        int len = static_cast<int>(ids.size());
-        const BenchText* text = nullptr;
+        // Tokens sent: the sequence's, or for text the server's count
+        // (num_tokens of the answer: the whole text, special tokens
+        // included, however many windows ran).
+        int64_t len = static_cast<int64_t>(ids.size());
+        const std::string* text = nullptr;
         if (!texts.empty()) {
           const auto& mine = texts[w % texts.size()];
           text = &mine[next_text++ % mine.size()];
-          len = text->ids;
+          len = 0;
         }
         grpc::ClientContext context;
         PrepareContext(&context);
@@ -132,8 +135,8 @@ LevelResult RunLevel(const std::shared_ptr<grpc::Channel>& channel, int concurre
           pb::FillMaskRequest request;
           request.set_model(ModelNameFromFlags());
           if (text != nullptr) {
-            const size_t middle = text->text.find(' ', text->text.size() / 2);
-            std::string masked = text->text;
+            const size_t middle = text->find(' ', text->size() / 2);
+            std::string masked = *text;
             masked.insert(middle == std::string::npos ? masked.size() : middle, " [MASK]");
             request.add_sequences()->mutable_sequence()->set_text(masked);
           } else {
@@ -143,17 +146,22 @@ LevelResult RunLevel(const std::shared_ptr<grpc::Channel>& channel, int concurre
           pb::FillMaskResponse response;
           status = SendAndWait(&context, request, &response,
                                [&stub](auto... args) { stub->async()->FillMask(args...); }, cancel_after);
+          for (const auto& result : response.results()) {
+            if (text != nullptr) len += result.num_tokens();
+          }
         } else {
-          pb::ClassifyRequest request;
-          request.set_model(ModelNameFromFlags());
-          if (text != nullptr) {
-            request.add_sequences()->set_text(text->text);
-          } else {
+          // (--aggregate was checked before the run.)
+          pb::ClassifyRequest request = text != nullptr ? *BenchClassifyRequest(*text) : pb::ClassifyRequest();
+          if (text == nullptr) {
+            request.set_model(ModelNameFromFlags());
             *request.add_sequences()->mutable_token_ids() = {ids.begin(), ids.end()};
           }
           pb::ClassifyResponse response;
           status = SendAndWait(&context, request, &response,
                                [&stub](auto... args) { stub->async()->Classify(args...); }, cancel_after);
+          for (const auto& result : response.results()) {
+            if (text != nullptr) len += result.num_tokens();
+          }
         }
         const double ms = absl::ToDoubleMilliseconds(absl::Now() - t0);
         std::lock_guard<std::mutex> lock(mu);
@@ -184,16 +192,15 @@ LevelResult RunLevel(const std::shared_ptr<grpc::Channel>& channel, int concurre
 int BenchCommand() {
   auto channel = MakeChannel();
   std::vector<LevelResult> results;
-  std::vector<std::vector<BenchText>> texts;
+  std::vector<std::vector<std::string>> texts;
   if (absl::GetFlag(FLAGS_send_text)) {
-    for (uint32_t stream = 0; stream < 8; ++stream) {
-      absl::StatusOr<std::vector<BenchText>> made = MakeTexts(channel, stream, /*count=*/32);
-      if (!made.ok()) {
-        std::cerr << "bench --send_text: " << made.status() << "\n";
-        return 1;
-      }
-      texts.push_back(*std::move(made));
+    if (!BenchClassifyRequest("").ok()) return 2;
+    absl::StatusOr<std::vector<std::vector<std::string>>> made = MakeTexts(channel);
+    if (!made.ok()) {
+      std::cerr << "bench --send_text: " << made.status() << "\n";
+      return 1;
     }
+    texts = *std::move(made);
   }
   for (absl::string_view level : absl::StrSplit(absl::GetFlag(FLAGS_concurrency), ',', absl::SkipEmpty())) {
     int concurrency;

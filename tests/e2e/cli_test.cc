@@ -2,7 +2,8 @@
 // model: per-command --help without build paths, error codes by name and
 // distinct exit codes (usage 2, server error 1, unreachable 3), --json with
 // zero values, --positions, --deadline, empty sequences refused, and info
-// printing every field; --buckets and --cuda_graphs at start-up.
+// printing every field; --buckets and --cuda_graphs at start-up; bench and
+// engine-bench counting text tokens alike.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <signal.h>
@@ -141,6 +142,34 @@ TEST_F(CliTest, FillMaskPredictsTheGivenPositions) {
   EXPECT_THAT(result.output, HasSubstr("\"position\": 1"));
   EXPECT_THAT(result.output, HasSubstr("\"position\": 3"));
   EXPECT_THAT(result.output, Not(HasSubstr("\"position\": 2")));
+}
+
+// bench --send_text and engine-bench --send_text run the same texts and
+// count a text's tokens alike: the whole text's (the server's num_tokens),
+// however many windows it takes; engine-bench spreads a text's count over
+// its windows.
+TEST_F(CliTest, SendTextCountsEachTextsTokensOnBothSidesWindowsOrNot) {
+  const std::string texts = " --send_text --min_len=60 --max_len=60 --duration=1s --json";
+  const std::string windows = " --max_length=24 --windows --stride=16";
+  auto tokens_per_answer = [](const CommandResult& result) {
+    EXPECT_EQ(result.exit_code, 0) << result.output;
+    const nlohmann::json level = nlohmann::json::parse(result.output)[0];
+    EXPECT_TRUE(level["errors"].empty()) << result.output;
+    EXPECT_GT(level["ok"].get<double>(), 10) << result.output;
+    return level["tokens_per_s"].get<double>() / level["sequences_per_s"].get<double>();
+  };
+  const double server_plain = tokens_per_answer(Cli("bench --concurrency=2" + texts));
+  const double server_windows = tokens_per_answer(Cli("bench --concurrency=2" + texts + windows));
+  const std::string engine = absl::StrCat(DEBERTA_CLI_BINARY, " engine-bench --model=demo --threads=1 --batch_size=4");
+  const double engine_plain = tokens_per_answer(RunCommand(engine + texts));
+  const double engine_windows = tokens_per_answer(RunCommand(engine + texts + windows));
+  // About 80 tokens a text (60 random ids decoded and tokenized again).
+  EXPECT_GT(server_plain, 50);
+  EXPECT_NEAR(server_windows / server_plain, 1, 0.1);
+  EXPECT_NEAR(engine_plain / server_plain, 1, 0.1);
+  // Per engine sequence: a window's share (about 11 windows a text), not
+  // the 24 tokens a window holds.
+  EXPECT_LT(engine_windows, 0.25 * engine_plain);
 }
 
 }  // namespace
