@@ -153,7 +153,9 @@ void MakeSentencePiece(const std::filesystem::path& corpus, const std::filesyste
                            " --vocab_size=" + std::to_string(kSentencePieces) +
                            " --model_type=unigram --character_coverage=0.9995 --normalization_rule_name=nmt_nfkc"
                            " --pad_id=0 --bos_id=1 --eos_id=2 --unk_id=3 --pad_piece=[PAD] --bos_piece=[CLS]"
-                           " --eos_piece=[SEP] --unk_piece=[UNK] --num_threads=2 --minloglevel=1";
+                           " --eos_piece=[SEP] --unk_piece=[UNK] --num_threads=1 --minloglevel=1";
+  // A fixed seed and one thread: the same spm.model on every run.
+  sentencepiece::SetRandomGeneratorSeed(static_cast<unsigned int>(kSeed));
   const auto status = sentencepiece::SentencePieceTrainer::Train(args);
   if (!status.ok()) throw std::runtime_error("SentencePiece training failed: " + status.ToString());
   std::filesystem::remove(dir / "spm.vocab");
