@@ -17,7 +17,8 @@
 #
 # The VM drifts within minutes, so each case's two sides run back to back,
 # REPEATS times (ABAB), the server idle while the engine runs. Prints a
-# table; the raw JSON of every run goes to OUT (default build/text-serve).
+# table (also OUT/table.md); the raw JSON of every run goes to OUT
+# (default build/text-serve).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -98,7 +99,7 @@ for tokenizer in $TOKENIZERS; do
   done
 done
 
-python3 - "$OUT" "$TOKENIZERS" "$DTYPES" "$CASES" "$REPEATS" "$THREADS" <<'PY'
+python3 - "$OUT" "$TOKENIZERS" "$DTYPES" "$CASES" "$REPEATS" "$THREADS" >"$OUT/table.md" <<'PY'
 import json, os, statistics, sys
 out, tokenizers, dtypes, cases, repeats, threads = sys.argv[1:]
 target = {"short": 0.9, "long": 0.85}
@@ -122,4 +123,5 @@ for tokenizer in tokenizers.split():
                   f"| {', '.join(f'{r:.2f}' for r in ratios)} ({statistics.median(ratios):.2f}) "
                   f"| {target[case]} ({met}) | {errors or 'none'} |")
 PY
-python3 bench/provenance.py stamp --threads="$THREADS" "$OUT"/*.json
+cat "$OUT/table.md"
+python3 bench/provenance.py stamp --threads="$THREADS" "$OUT"/*.json "$OUT/table.md"
