@@ -155,10 +155,6 @@ absl::Status TorchEngine::InitializeThread() {
       loaded_.network->WarmUpCpuKernels(loaded_.info.max_sequence_length);
       return absl::OkStatus();
     }));
-    // Its hundreds of transient tensors of every length fragment the heap
-    // into more memory than serving holds: +680 MiB resident in bfloat16
-    // for a deberta-v3-base, otherwise.
-    ReleaseFreeMemory();
   }
   // Graphs first (each recording runs its bucket once), so that the
   // warm-up shapes padded to a bucket replay its graph.
@@ -180,6 +176,13 @@ absl::Status TorchEngine::InitializeThread() {
     if (device_graphs_ || std::find(warmed.begin(), warmed.end(), bucket) != warmed.end()) continue;
     DEBERTA_RETURN_IF_ERROR(WarmUp(bucket, /*every_head=*/false));
   }
+  // What the warm-up freed goes back to the system (the heap is otherwise
+  // never trimmed): the kernel warm-up's hundreds of transient tensors of
+  // every length (+680 MiB resident in bfloat16 for a deberta-v3-base)
+  // and the largest shape's activations (+230-350 MiB in every dtype),
+  // which only a batch as large would use again; serving grows the heap
+  // back to what its own batches need.
+  if (loaded_.device.is_cpu()) ReleaseFreeMemory();
   return absl::OkStatus();
 }
 

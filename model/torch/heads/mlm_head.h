@@ -12,7 +12,9 @@ namespace deberta::model {
 class LmHeadImpl : public torch::nn::Module {
  public:
   explicit LmHeadImpl(const DebertaConfig& config);
-  // Keeps the tied decoder matrix [V, E] in `compute_dtype`.
+  // Keeps the tied decoder matrix [V, E] in `compute_dtype`; a table held
+  // in bfloat16 under float32 products (int8 engines: DebertaNetwork::
+  // Prepare) is shared as it is and widened a block of rows at a time.
   void Prepare(const at::Tensor& word_embeddings, at::ScalarType compute_dtype);
   // [..., H] -> [..., V] logits.
   at::Tensor forward(const at::Tensor& hidden_states) const;
@@ -22,7 +24,11 @@ class LmHeadImpl : public torch::nn::Module {
   at::Tensor bias;          // [V]
 
  private:
+  // Logits of `t` (float32) against the bfloat16 decoder matrix, in float32.
+  at::Tensor WidenedDecoder(const at::Tensor& t) const;
+
   Activation activation_;
+  at::ScalarType compute_dtype_ = at::kFloat;
   at::Tensor decoder_weight_;
   at::Tensor decoder_bias_;
 };
