@@ -148,29 +148,48 @@ at::Tensor RunCpuAttention(const CpuAttentionInputs& in, const AttentionContext&
     if (p2c.defined()) p2c_product.emplace(in.k[0], pos_query_t, p2c);
     const HeadMatmul values(probs, in.v[0], out[0].view({length, heads, d}).transpose(0, 1));
     if (!run) return out;
+    // Each step records itself, so that op_profile tells where the
+    // attention's time goes (each is one call per sequence and layer; a
+    // record costs nothing while no profiler listens).
+    const std::vector<c10::IValue> no_inputs;
     for (int64_t b = 0; b < batch; ++b) {
       const at::Tensor q = in.q[b], k = in.k[b];  // [n, L, d]
-      content.Run(q, k.transpose(1, 2), scores);
-      if (c2p_product.has_value()) c2p_product->Run(q, pos_key_t, c2p);
-      if (p2c_product.has_value()) p2c_product->Run(k, pos_query_t, p2c);
+      {
+        RECORD_FUNCTION("deberta::attention_content", no_inputs);
+        content.Run(q, k.transpose(1, 2), scores);
+      }
+      if (c2p_product.has_value()) {
+        RECORD_FUNCTION("deberta::attention_c2p", no_inputs);
+        c2p_product->Run(q, pos_key_t, c2p);
+      }
+      if (p2c_product.has_value()) {
+        RECORD_FUNCTION("deberta::attention_p2c", no_inputs);
+        p2c_product->Run(k, pos_query_t, p2c);
+      }
       const float* key_bias = ctx.padding.key_bias[b].data_ptr<float>();
       // Per head, while its matrix is in cache: the position terms and the
       // key mask, then the softmax, written in the value product's dtype.
-      at::parallel_for(0, heads, 1, [&](int64_t begin, int64_t end) {
-        for (int64_t h = begin; h < end; ++h) {
-          float* s = scores.data_ptr<float>() + h * length * length;
-          AddRelativeScoreTerms(s, length, TermRows(c2p, h, length, rows), rows, TermRows(p2c, h, length, rows),
-                                rows, index, offset, key_bias);
-          if (probs.scalar_type() == at::kBFloat16) {
-            SoftmaxRowsToBFloat16(s, length, length,
-                                  reinterpret_cast<uint16_t*>(probs.data_ptr<at::BFloat16>()) + h * length * length);
-          } else {
-            SoftmaxRowsInPlace(s, length, length);
+      {
+        RECORD_FUNCTION("deberta::attention_terms_softmax", no_inputs);
+        at::parallel_for(0, heads, 1, [&](int64_t begin, int64_t end) {
+          for (int64_t h = begin; h < end; ++h) {
+            float* s = scores.data_ptr<float>() + h * length * length;
+            AddRelativeScoreTerms(s, length, TermRows(c2p, h, length, rows), rows, TermRows(p2c, h, length, rows),
+                                  rows, index, offset, key_bias);
+            if (probs.scalar_type() == at::kBFloat16) {
+              SoftmaxRowsToBFloat16(s, length, length,
+                                    reinterpret_cast<uint16_t*>(probs.data_ptr<at::BFloat16>()) + h * length * length);
+            } else {
+              SoftmaxRowsInPlace(s, length, length);
+            }
           }
-        }
-      });
+        });
+      }
       // Into this sequence's rows of the context: [L, n, d] seen as [n, L, d].
-      values.Run(probs, in.v[b], out[b].view({length, heads, d}).transpose(0, 1));
+      {
+        RECORD_FUNCTION("deberta::attention_values", no_inputs);
+        values.Run(probs, in.v[b], out[b].view({length, heads, d}).transpose(0, 1));
+      }
     }
   } catch (const dnnl::error& e) {
     TORCH_CHECK(false, "oneDNN matmul failed in the attention: ", e.what());
