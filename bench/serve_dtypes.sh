@@ -27,13 +27,8 @@ OUT=$(realpath -m "${1:-$BUILD/serve-dtypes}")
 CLI=$BUILD/deberta-cli
 SERVER=$BUILD/service/deberta-server
 mkdir -p "$OUT"
-SERVER_PID=
-cleanup() {
-  if [ -n "$SERVER_PID" ]; then kill -TERM "$SERVER_PID" 2>/dev/null || true; wait "$SERVER_PID" || true; fi
-}
-trap cleanup EXIT
-# shellcheck source=bench/server_port.sh
-source bench/server_port.sh
+# shellcheck source=bench/server_process.sh
+source bench/server_process.sh
 # A process's resident memory now (VmRSS), KiB.
 resident_kib() { awk '/^VmRSS:/ {print $2}' "/proc/$1/status"; }
 
@@ -43,10 +38,8 @@ fi
 
 for dtype in $DTYPES; do
   log=$OUT/server-$dtype.log
-  "$SERVER" --model="$MODEL_DIR" --listen_address=127.0.0.1 --port=0 --metrics_port=0 \
-    --threads="$THREADS" --dtype="$dtype" --max_batch_size=16 >"$log" 2>&1 &
-  SERVER_PID=$!
-  port=$(server_port "$log" "$SERVER_PID")
+  start_server "$log" --model="$MODEL_DIR" --threads="$THREADS" --dtype="$dtype" --max_batch_size=16
+  port=$SERVER_PORT
   "$CLI" health --server="127.0.0.1:$port" >/dev/null
   after_warmup=$(resident_kib "$SERVER_PID")
   peak=$after_warmup
@@ -66,9 +59,7 @@ for dtype in $DTYPES; do
   done
   printf '{"dtype": "%s", "resident_after_warmup_kib": %s, "resident_peak_under_load_kib": %s, "concurrency": 16}\n' \
     "$dtype" "$after_warmup" "$peak" >"$OUT/memory-$dtype.json"
-  kill -TERM "$SERVER_PID"
-  wait "$SERVER_PID" || { echo "server ($dtype) did not exit cleanly" >&2; exit 1; }
-  SERVER_PID=
+  stop_server
 done
 
 python3 - "$OUT" "$DTYPES" "$REPEATS" "$THREADS" "$DURATION" <<'PY'

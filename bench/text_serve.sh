@@ -36,13 +36,8 @@ OUT=$(realpath -m "${1:-$BUILD/text-serve}")
 CLI=$BUILD/deberta-cli
 SERVER=$BUILD/service/deberta-server
 mkdir -p "$OUT"
-SERVER_PID=
-cleanup() {
-  if [ -n "$SERVER_PID" ]; then kill -TERM "$SERVER_PID" 2>/dev/null || true; wait "$SERVER_PID" || true; fi
-}
-trap cleanup EXIT
-# shellcheck source=bench/server_port.sh
-source bench/server_port.sh
+# shellcheck source=bench/server_process.sh
+source bench/server_process.sh
 
 case_flags() {
   case $1 in
@@ -74,10 +69,8 @@ for tokenizer in $TOKENIZERS; do
   cp "$TOKENIZER_DIR/$tokenizer"/* "$model/"
   for dtype in $DTYPES; do
     log=$OUT/server-$tokenizer-$dtype.log
-    "$SERVER" --model="$model" --listen_address=127.0.0.1 --port=0 --metrics_port=0 \
-      --threads="$THREADS" --dtype="$dtype" --max_batch_size=16 >"$log" 2>&1 &
-    SERVER_PID=$!
-    port=$(server_port "$log" "$SERVER_PID")
+    start_server "$log" --model="$model" --threads="$THREADS" --dtype="$dtype" --max_batch_size=16
+    port=$SERVER_PORT
     "$CLI" health --server="127.0.0.1:$port" >/dev/null
     for case in $CASES; do
       # shellcheck disable=SC2046  # The flags are words.
@@ -93,9 +86,7 @@ for tokenizer in $TOKENIZERS; do
         [ "$rc" -le 1 ] || exit "$rc"
       done
     done
-    kill -TERM "$SERVER_PID"
-    wait "$SERVER_PID" || { echo "server ($tokenizer, $dtype) did not exit cleanly" >&2; exit 1; }
-    SERVER_PID=
+    stop_server
   done
 done
 
