@@ -71,6 +71,16 @@ absl::StatusOr<std::vector<std::vector<std::string>>> MakeTexts(const std::share
   return texts;
 }
 
+// The tokens of a text request as the server counted them: its answers'
+// num_tokens (each whole text, special tokens included, however many
+// windows ran); 0 for a failed call.
+template <typename Response>
+int64_t AnswerTokens(const Response& response) {
+  int64_t tokens = 0;
+  for (const auto& result : response.results()) tokens += result.num_tokens();
+  return tokens;
+}
+
 // Sends one request on `stub` and waits for its answer; with a positive
 // `cancel_after`, cancels it if no answer came by then (as a client that
 // gives up).
@@ -118,14 +128,12 @@ LevelResult RunLevel(const std::shared_ptr<grpc::Channel>& channel, int concurre
         if (absl::Now() >= end) break;
         std::vector<int> ids = sequences.Next();
         // Tokens sent: the sequence's, or for text the server's count
-        // (num_tokens of the answer: the whole text, special tokens
-        // included, however many windows ran).
+        // (AnswerTokens).
         int64_t len = static_cast<int64_t>(ids.size());
         const std::string* text = nullptr;
         if (!texts.empty()) {
           const auto& mine = texts[w % texts.size()];
           text = &mine[next_text++ % mine.size()];
-          len = 0;
         }
         grpc::ClientContext context;
         PrepareContext(&context);
@@ -146,9 +154,7 @@ LevelResult RunLevel(const std::shared_ptr<grpc::Channel>& channel, int concurre
           pb::FillMaskResponse response;
           status = SendAndWait(&context, request, &response,
                                [&stub](auto... args) { stub->async()->FillMask(args...); }, cancel_after);
-          for (const auto& result : response.results()) {
-            if (text != nullptr) len += result.num_tokens();
-          }
+          if (text != nullptr) len = AnswerTokens(response);
         } else {
           // (--aggregate was checked before the run.)
           pb::ClassifyRequest request = text != nullptr ? *BenchClassifyRequest(*text) : pb::ClassifyRequest();
@@ -159,9 +165,7 @@ LevelResult RunLevel(const std::shared_ptr<grpc::Channel>& channel, int concurre
           pb::ClassifyResponse response;
           status = SendAndWait(&context, request, &response,
                                [&stub](auto... args) { stub->async()->Classify(args...); }, cancel_after);
-          for (const auto& result : response.results()) {
-            if (text != nullptr) len += result.num_tokens();
-          }
+          if (text != nullptr) len = AnswerTokens(response);
         }
         const double ms = absl::ToDoubleMilliseconds(absl::Now() - t0);
         std::lock_guard<std::mutex> lock(mu);
