@@ -51,12 +51,11 @@ void DebertaNetworkImpl::Prepare(at::ScalarType compute_dtype, bool int8_encoder
   // 393 MB in float32), in the compute dtype like every other weight, and
   // shared with the tied LM head below rather than held twice (float32
   // for the lookup and a compute-dtype copy for the head). Looked-up rows
-  // are widened to float32 (EmbeddingImpl::forward).
-  // int8 engines (float32 outside the encoder's products) hold the table
-  // in bfloat16, as they hold their other large weights narrow: its rows
-  // are LayerNorm's input, where bfloat16's 3 significant digits are well
-  // inside what int8's products already round away, and the LM head widens
-  // it a block at a time (LmHead::Prepare). -196 MB for deberta-v3.
+  // are widened to float32 (EmbeddingImpl::forward). int8 engines whose
+  // other products are float32 hold it in bfloat16 all the same (-196 MB
+  // for deberta-v3): its rows are LayerNorm's input, where bfloat16's
+  // rounding is well inside what int8's products round away, and the LM
+  // head widens it a block at a time (LmHead::Prepare).
   Embedding& words = deberta->embeddings->word_embeddings;
   const at::ScalarType table_dtype = int8_encoder && compute_dtype == at::kFloat ? at::kBFloat16 : compute_dtype;
   if (table_dtype != at::kFloat) words->weight.set_data(words->weight.to(table_dtype));

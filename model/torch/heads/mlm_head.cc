@@ -17,7 +17,6 @@ LmHeadImpl::LmHeadImpl(const DebertaConfig& config)
 }
 
 void LmHeadImpl::Prepare(const at::Tensor& word_embeddings, at::ScalarType compute_dtype) {
-  compute_dtype_ = compute_dtype;
   const bool narrow_table = compute_dtype == at::kFloat && word_embeddings.scalar_type() == at::kBFloat16;
   decoder_weight_ = narrow_table ? word_embeddings : word_embeddings.to(compute_dtype);
   decoder_bias_ = bias.to(compute_dtype);
@@ -25,7 +24,8 @@ void LmHeadImpl::Prepare(const at::Tensor& word_embeddings, at::ScalarType compu
 
 at::Tensor LmHeadImpl::forward(const at::Tensor& hidden_states) const {
   at::Tensor t = LayerNorm->forward(Activate(activation_, dense->forward(hidden_states)));
-  if (decoder_weight_.scalar_type() != compute_dtype_) return WidenedDecoder(t);
+  // (The bias is in the compute dtype; a table that is not, is widened.)
+  if (decoder_weight_.scalar_type() != decoder_bias_.scalar_type()) return WidenedDecoder(t);
   return LinearInDType(t, decoder_weight_, decoder_bias_).to(at::kFloat);
 }
 

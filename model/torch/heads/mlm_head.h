@@ -28,7 +28,6 @@ class LmHeadImpl : public torch::nn::Module {
   at::Tensor WidenedDecoder(const at::Tensor& t) const;
 
   Activation activation_;
-  at::ScalarType compute_dtype_ = at::kFloat;
   at::Tensor decoder_weight_;
   at::Tensor decoder_bias_;
 };
