@@ -12,23 +12,32 @@ namespace deberta::model {
 
 RelativeGeometry MakeRelativeGeometry(const DebertaConfig& config, int64_t length, const c10::Device& device) {
   RelativeGeometry geometry;
-  if (!config.relative_attention) return geometry;
-  std::vector<int64_t> rows =
-      RelativeRowTable(length, config.RelativeSpan(), config.position_buckets, config.MaxRelativePositions());
-  const auto [min_it, max_it] = std::minmax_element(rows.begin(), rows.end());
+  if (!config.relative_attention || length == 0) return geometry;
+  // The row depends on i - j alone: one per distance, [j - i + L - 1].
+  std::vector<int64_t> by_distance(2 * length - 1);
+  for (int64_t k = 0; k < 2 * length - 1; ++k) {
+    by_distance[k] = RelativeTableRow(length - 1 - k, config.RelativeSpan(), config.position_buckets,
+                                      config.MaxRelativePositions());
+  }
+  const auto [min_it, max_it] = std::minmax_element(by_distance.begin(), by_distance.end());
   geometry.first_row = *min_it;
   geometry.num_rows = *max_it - *min_it + 1;
-  for (int64_t& r : rows) r -= geometry.first_row;
-  geometry.c2p_index_offset = rows[0];  // [0][0]: i - j = 0.
-  for (int64_t i = 0; i < length && geometry.c2p_index_offset >= 0; ++i) {
-    for (int64_t j = 0; j < length; ++j) {
-      if (rows[i * length + j] != i - j + geometry.c2p_index_offset) {
-        geometry.c2p_index_offset = -1;
-        break;
-      }
-    }
+  for (int64_t& r : by_distance) r -= geometry.first_row;
+  geometry.row_by_distance.assign(by_distance.begin(), by_distance.end());
+  // Affine while both distances +-d keep to i - j + offset.
+  const int64_t* at_zero = by_distance.data() + length - 1;  // at_zero[j - i].
+  geometry.affine_offset = at_zero[0];
+  int64_t reach = 1;
+  while (reach < length && at_zero[-reach] == reach + geometry.affine_offset &&
+         at_zero[reach] == -reach + geometry.affine_offset) {
+    ++reach;
   }
-  at::Tensor c2p = at::from_blob(rows.data(), {length, length}, at::kLong).clone();
+  geometry.affine_reach = reach;
+  at::Tensor c2p = at::empty({length, length}, at::kLong);
+  int64_t* index = c2p.data_ptr<int64_t>();
+  for (int64_t i = 0; i < length; ++i) {
+    for (int64_t j = 0; j < length; ++j) index[i * length + j] = at_zero[j - i];
+  }
   geometry.c2p_index = c2p.to(device);
   geometry.p2c_index = c2p.t().contiguous().to(device);
   return geometry;
@@ -59,7 +68,8 @@ AttentionContext FirstQueryContext(const AttentionContext& ctx) {
   RelativeGeometry& relative = first.relative;
   if (relative.c2p_index.defined()) relative.c2p_index = relative.c2p_index.narrow(0, 0, 1);
   if (relative.p2c_index.defined()) relative.p2c_index = relative.p2c_index.narrow(1, 0, 1).contiguous();
-  relative.c2p_index_offset = -1;  // Queries and keys differ in length: CpuAttention does not apply.
+  relative.row_by_distance.clear();  // Queries and keys differ in length: CpuAttention does not apply.
+  relative.affine_reach = 0;
   return first;
 }
 

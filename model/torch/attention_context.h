@@ -9,6 +9,9 @@
 #include <ATen/core/Tensor.h>
 #include <c10/core/Device.h>
 
+#include <cstdint>
+#include <vector>
+
 #include "model/config.h"
 
 namespace deberta::model {
@@ -23,10 +26,15 @@ struct RelativeGeometry {
   int64_t num_rows = 0;
   at::Tensor c2p_index;  // [Lq, Lk] int64: [i][j] = row(i - j) - first_row.
   at::Tensor p2c_index;  // [Lk, Lq] int64: [j][i] = row(i - j) - first_row.
-  // When c2p_index[i][j] = i - j + offset everywhere (v1 within its span,
-  // v2/v3 within their linear buckets), that offset, else -1: the position
-  // terms are then contiguous slices, no gathers (CpuAttention).
-  int64_t c2p_index_offset = -1;
+  // The same rows by distance, on the host, for CpuAttention (queries and
+  // keys of one length L): [j - i + L - 1] = row(i - j) - first_row.
+  std::vector<int32_t> row_by_distance;
+  // Pairs closer than affine_reach (|i - j| < affine_reach; L or more:
+  // every pair) have row(i - j) - first_row = i - j + affine_offset (v1
+  // within its span, v2/v3 within their linear buckets): CpuAttention
+  // reads their terms as contiguous slices, not gathered.
+  int64_t affine_offset = 0;
+  int64_t affine_reach = 0;
 };
 
 // The batch's padding, per row of the batch computed.
@@ -60,7 +68,8 @@ AttentionContext MakeAttentionContext(const DebertaConfig& config, const at::Ten
 
 // The context for queries at position 0 alone against keys at every
 // position (the last layer under LastLayerPositions::kFirstOnly):
-// c2p_index [1, L], p2c_index [L, 1], no affine offset; the rest as ctx.
+// c2p_index [1, L], p2c_index [L, 1], no rows by distance (CpuAttention
+// does not apply); the rest as ctx.
 AttentionContext FirstQueryContext(const AttentionContext& ctx);
 
 }  // namespace deberta::model

@@ -108,9 +108,8 @@ bool CpuAttentionApplies(const CpuAttentionInputs& in, const AttentionContext& c
     return !t.defined() || (OnCpuIn(t, q.scalar_type()) && t.dim() == 3 && t.size(0) == heads &&
                             t.size(1) == rows && t.size(2) == d && t.stride(2) == 1);
   };
-  const at::Tensor& index = ctx.relative.c2p_index;
-  return table_fits(in.pos_key) && table_fits(in.pos_query) && OnCpuIn(index, at::kLong) && index.dim() == 2 &&
-         index.size(0) == length && index.size(1) == length && index.is_contiguous();
+  return table_fits(in.pos_key) && table_fits(in.pos_query) &&
+         static_cast<int64_t>(ctx.relative.row_by_distance.size()) == 2 * length - 1;
 #endif
 }
 
@@ -137,10 +136,10 @@ at::Tensor RunCpuAttention(const CpuAttentionInputs& in, const AttentionContext&
   const at::Tensor probs = in.v.scalar_type() == at::kFloat ? scores : at::empty_like(scores, in.v.options());
   at::Tensor c2p = in.pos_key.defined() ? at::empty({heads, length, rows}, floats) : at::Tensor();
   at::Tensor p2c = in.pos_query.defined() ? at::empty({heads, length, rows}, floats) : at::Tensor();
-  const int64_t* index = rows > 0 ? ctx.relative.c2p_index.data_ptr<int64_t>() : nullptr;
+  const RelativeRows relative_rows{ctx.relative.row_by_distance.data(), ctx.relative.affine_offset,
+                                   ctx.relative.affine_reach};
   try {
     const HeadMatmul content(in.q[0], in.k[0].transpose(1, 2), scores);
-    const int64_t offset = rows > 0 ? ctx.relative.c2p_index_offset : -1;
     const at::Tensor pos_key_t = c2p.defined() ? in.pos_key.transpose(1, 2) : at::Tensor();
     const at::Tensor pos_query_t = p2c.defined() ? in.pos_query.transpose(1, 2) : at::Tensor();
     std::optional<HeadMatmul> c2p_product, p2c_product;
@@ -175,7 +174,7 @@ at::Tensor RunCpuAttention(const CpuAttentionInputs& in, const AttentionContext&
           for (int64_t h = begin; h < end; ++h) {
             float* s = scores.data_ptr<float>() + h * length * length;
             AddRelativeScoreTerms(s, length, TermRows(c2p, h, length, rows), rows, TermRows(p2c, h, length, rows),
-                                  rows, index, offset, key_bias);
+                                  rows, relative_rows, key_bias);
             if (probs.scalar_type() == at::kBFloat16) {
               SoftmaxRowsToBFloat16(s, length, length,
                                     reinterpret_cast<uint16_t*>(probs.data_ptr<at::BFloat16>()) + h * length * length);

@@ -40,18 +40,4 @@ std::vector<int64_t> RelativePositionTable(int64_t length, int64_t buckets,
   return table;
 }
 
-std::vector<int64_t> RelativeRowTable(int64_t length, int64_t span, int64_t buckets,
-                                      int64_t max_relative_positions) {
-  // Depends only on i - j: compute each distance once.
-  std::vector<int64_t> by_distance(2 * length + 1);
-  for (int64_t r = -length; r <= length; ++r) {
-    by_distance[r + length] = RelativeTableRow(r, span, buckets, max_relative_positions);
-  }
-  std::vector<int64_t> table(length * length);
-  for (int64_t i = 0; i < length; ++i) {
-    for (int64_t j = 0; j < length; ++j) table[i * length + j] = by_distance[i - j + length];
-  }
-  return table;
-}
-
 }  // namespace deberta::model

@@ -1,6 +1,6 @@
 // Relative positions of DeBERTa's disentangled attention (docs/deberta-model.md section 4):
 // the log-bucket mapping with the reference's clamp, and the (query, key)
-// tables of bucketed distances and relative-table rows. Pure functions on
+// table of bucketed distances. Pure functions on
 // integers; no tensors.
 #ifndef DEBERTA_MODEL_TORCH_RELATIVE_POSITION_H_
 #define DEBERTA_MODEL_TORCH_RELATIVE_POSITION_H_
@@ -19,13 +19,11 @@ int64_t BucketRelativePosition(int64_t r, int64_t buckets, int64_t max_relative_
 int64_t RelativeTableRow(int64_t r, int64_t span, int64_t buckets,
                          int64_t max_relative_positions);
 
-// Row-major [length][length] tables for queries i and keys j of one
-// sequence length: the (bucketed) relative position of (i, j), and the
-// relative-table row used for it.
+// The row-major [length][length] table of the (bucketed) relative
+// positions of queries i and keys j of one sequence length. (The rows
+// used for them: MakeRelativeGeometry.)
 std::vector<int64_t> RelativePositionTable(int64_t length, int64_t buckets,
                                            int64_t max_relative_positions);
-std::vector<int64_t> RelativeRowTable(int64_t length, int64_t span, int64_t buckets,
-                                      int64_t max_relative_positions);
 
 }  // namespace deberta::model
 

@@ -1,6 +1,7 @@
 // One pass over a score matrix for the position terms and the key mask:
-// gathered where the index is arbitrary (log buckets, clamped rows); where
-// it is affine, contiguous reads, in 8 x 8 register blocks with AVX2.
+// gathered where the rows are not affine in i - j (log buckets, clamped
+// rows), contiguous reads where they are; with AVX2 in 8 x 8 register
+// blocks, each one or the other.
 #include "model/torch/relative_score_terms.h"
 
 #include <algorithm>
@@ -10,15 +11,15 @@
 namespace deberta::model {
 namespace {
 
-// Compiled for AVX-512, AVX2 and the baseline below (the project builds
-// for the baseline x86-64), the CPU backend choosing: the gathers vectorize.
-inline __attribute__((always_inline)) void AddTerms(float* s, int64_t length, const float* c2p, int64_t c2p_stride,
-                                                    const float* p2c, int64_t p2c_stride, const int64_t* index,
-                                                    const float* bias) {
+// The portable kernels (without AVX2; the project builds for the baseline
+// x86-64): every pair's rows gathered, or where every pair is affine,
+// AddAffineTerms.
+void AddTerms(float* s, int64_t length, const float* c2p, int64_t c2p_stride, const float* p2c, int64_t p2c_stride,
+              const int32_t* row_by_distance, const float* bias) {
   if (c2p != nullptr) {
     for (int64_t i = 0; i < length; ++i) {
       const float* c = c2p + i * c2p_stride;
-      const int64_t* at_i = index + i * length;
+      const int32_t* at_i = row_by_distance + length - 1 - i;
       float* s_i = s + i * length;
       for (int64_t j = 0; j < length; ++j) s_i[j] += c[at_i[j]];
     }
@@ -38,13 +39,13 @@ inline __attribute__((always_inline)) void AddTerms(float* s, int64_t length, co
     const int64_t last = std::min(length, first + kTile);
     for (int64_t i = 0; i < length; ++i) {
       float* s_i = s + i * length;
-      const int64_t* at_i = index + i * length;
+      const int32_t* at_i = row_by_distance + length - 1 - i;
       for (int64_t j = first; j < last; ++j) s_i[j] = s_i[j] + p2c[j * p2c_stride + at_i[j]] + bias[j];
     }
   }
 }
 
-// The same where index[i][j] = i - j + offset: row i's c2p term is its
+// The same where every row is i - j + offset: row i's c2p term is its
 // c2p row read backwards from i + offset, and key j's p2c row read forwards
 // from offset - j gives the p2c terms of every query i for that key; tiles
 // of kTile x kTile are read that way and added transposed.
@@ -83,17 +84,6 @@ void AddAffineTerms(float* s, int64_t length, const float* c2p, int64_t c2p_stri
 }
 
 #if defined(__x86_64__)
-__attribute__((target("avx512f,avx512bw"))) void AddTermsAvx512(float* s, int64_t length, const float* c2p,
-                                                                int64_t c2p_stride, const float* p2c,
-                                                                int64_t p2c_stride, const int64_t* index,
-                                                                const float* bias) {
-  AddTerms(s, length, c2p, c2p_stride, p2c, p2c_stride, index, bias);
-}
-DEBERTA_TARGET_AVX2 void AddTermsAvx2(float* s, int64_t length, const float* c2p, int64_t c2p_stride,
-                                      const float* p2c, int64_t p2c_stride, const int64_t* index, const float* bias) {
-  AddTerms(s, length, c2p, c2p_stride, p2c, p2c_stride, index, bias);
-}
-
 // r[0..7] (rows of an 8 x 8 block) replaced by the block's columns.
 DEBERTA_TARGET_AVX2 void Transpose8x8(__m256 r[8]) {
   __m256 t[8], u[8];
@@ -113,44 +103,82 @@ DEBERTA_TARGET_AVX2 void Transpose8x8(__m256 r[8]) {
   }
 }
 
-// AddAffineTerms in 8 x 8 blocks held in registers: key j's p2c terms for
-// eight queries are eight contiguous floats (p2c[j][i - j + offset] for
-// i = i0..i0+7), so eight keys' loads transposed give eight queries'
-// terms; query i's c2p terms for eight keys are eight contiguous floats
-// reversed. Entries past the last whole block are added one by one.
-DEBERTA_TARGET_AVX2 void AddAffineTermsAvx2(float* s, int64_t length, const float* c2p, int64_t c2p_stride,
-                                            const float* p2c, int64_t p2c_stride, int64_t offset, const float* bias) {
-  const int64_t whole = length / 8 * 8;
+// Block (i0, j0) of 8 x 8 where every pair is affine, in registers: key
+// j's p2c terms for eight queries are eight contiguous floats
+// (p2c[j][i - j + offset] for i = i0..i0+7), so eight keys' loads
+// transposed give eight queries' terms; query i's c2p terms for eight keys
+// are eight contiguous floats reversed.
+DEBERTA_TARGET_AVX2 inline __attribute__((always_inline)) void AffineBlockAvx2(
+    float* s, int64_t length, int64_t i0, int64_t j0, const float* c2p, int64_t c2p_stride, const float* p2c,
+    int64_t p2c_stride, int64_t offset, const float* bias) {
   const __m256i reversed = _mm256_setr_epi32(7, 6, 5, 4, 3, 2, 1, 0);
+  __m256 p2c_terms[8];  // Loaded per key, then per query.
+  if (p2c != nullptr) {
+    for (int64_t jj = 0; jj < 8; ++jj) {
+      const int64_t j = j0 + jj;
+      p2c_terms[jj] = _mm256_loadu_ps(p2c + j * p2c_stride + offset - j + i0);
+    }
+    Transpose8x8(p2c_terms);
+  }
+  const __m256 key_bias = _mm256_loadu_ps(bias + j0);
+  for (int64_t ii = 0; ii < 8; ++ii) {
+    const int64_t i = i0 + ii;
+    float* s_i = s + i * length + j0;
+    __m256 sum = _mm256_loadu_ps(s_i);
+    if (c2p != nullptr) {
+      const __m256 c = _mm256_loadu_ps(c2p + i * c2p_stride + offset + i - j0 - 7);
+      sum = _mm256_add_ps(sum, _mm256_permutevar8x32_ps(c, reversed));
+    }
+    if (p2c != nullptr) sum = _mm256_add_ps(sum, p2c_terms[ii]);
+    _mm256_storeu_ps(s_i, _mm256_add_ps(sum, key_bias));
+  }
+}
+
+// Block (i0, j0) of 8 x 8 with any rows: query i's rows for the block's
+// eight keys are eight contiguous entries of the distance table, gathered
+// from c2p's row i, and (offset by each key's row) from the keys' p2c rows.
+DEBERTA_TARGET_AVX2 inline __attribute__((always_inline)) void GatheredBlockAvx2(
+    float* s, int64_t length, int64_t i0, int64_t j0, const float* c2p, int64_t c2p_stride, const float* p2c,
+    int64_t p2c_stride, const int32_t* row_by_distance, const float* bias) {
+  const float* p2c_keys = p2c != nullptr ? p2c + j0 * p2c_stride : nullptr;
+  const __m256i key_starts =
+      _mm256_mullo_epi32(_mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7), _mm256_set1_epi32(static_cast<int>(p2c_stride)));
+  const __m256 key_bias = _mm256_loadu_ps(bias + j0);
+  for (int64_t ii = 0; ii < 8; ++ii) {
+    const int64_t i = i0 + ii;
+    float* s_i = s + i * length + j0;
+    const __m256i r = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(row_by_distance + length - 1 - i + j0));
+    __m256 sum = _mm256_loadu_ps(s_i);
+    if (c2p != nullptr) sum = _mm256_add_ps(sum, _mm256_i32gather_ps(c2p + i * c2p_stride, r, 4));
+    if (p2c_keys != nullptr) {
+      sum = _mm256_add_ps(sum, _mm256_i32gather_ps(p2c_keys, _mm256_add_epi32(r, key_starts), 4));
+    }
+    _mm256_storeu_ps(s_i, _mm256_add_ps(sum, key_bias));
+  }
+}
+
+// The whole matrix in 8 x 8 blocks, each affine (every pair closer than
+// the reach) or gathered; entries past the last whole block one by one.
+DEBERTA_TARGET_AVX2 void AddTermsInBlocksAvx2(float* s, int64_t length, const float* c2p, int64_t c2p_stride,
+                                              const float* p2c, int64_t p2c_stride, const RelativeRows& rows,
+                                              const float* bias) {
+  const int64_t whole = length / 8 * 8;
   for (int64_t i0 = 0; i0 < whole; i0 += 8) {
     for (int64_t j0 = 0; j0 < whole; j0 += 8) {
-      __m256 p2c_terms[8];  // Loaded per key, then per query.
-      if (p2c != nullptr) {
-        for (int64_t jj = 0; jj < 8; ++jj) {
-          const int64_t j = j0 + jj;
-          p2c_terms[jj] = _mm256_loadu_ps(p2c + j * p2c_stride + offset - j + i0);
-        }
-        Transpose8x8(p2c_terms);
-      }
-      const __m256 key_bias = _mm256_loadu_ps(bias + j0);
-      for (int64_t ii = 0; ii < 8; ++ii) {
-        const int64_t i = i0 + ii;
-        float* s_i = s + i * length + j0;
-        __m256 sum = _mm256_loadu_ps(s_i);
-        if (c2p != nullptr) {
-          const __m256 c = _mm256_loadu_ps(c2p + i * c2p_stride + offset + i - j0 - 7);
-          sum = _mm256_add_ps(sum, _mm256_permutevar8x32_ps(c, reversed));
-        }
-        if (p2c != nullptr) sum = _mm256_add_ps(sum, p2c_terms[ii]);
-        _mm256_storeu_ps(s_i, _mm256_add_ps(sum, key_bias));
+      const int64_t farthest = std::max(i0 - j0, j0 - i0) + 7;  // Largest |i - j| in the block.
+      if (farthest < rows.affine_reach) {
+        AffineBlockAvx2(s, length, i0, j0, c2p, c2p_stride, p2c, p2c_stride, rows.affine_offset, bias);
+      } else {
+        GatheredBlockAvx2(s, length, i0, j0, c2p, c2p_stride, p2c, p2c_stride, rows.row_by_distance, bias);
       }
     }
   }
   for (int64_t i = 0; i < length; ++i) {
     for (int64_t j = i < whole ? whole : 0; j < length; ++j) {
+      const int64_t r = rows.row_by_distance[j - i + length - 1];
       float sum = s[i * length + j];
-      if (c2p != nullptr) sum += c2p[i * c2p_stride + i - j + offset];
-      if (p2c != nullptr) sum += p2c[j * p2c_stride + i - j + offset];
+      if (c2p != nullptr) sum += c2p[i * c2p_stride + r];
+      if (p2c != nullptr) sum += p2c[j * p2c_stride + r];
       s[i * length + j] = sum + bias[j];
     }
   }
@@ -160,23 +188,18 @@ DEBERTA_TARGET_AVX2 void AddAffineTermsAvx2(float* s, int64_t length, const floa
 }  // namespace
 
 void AddRelativeScoreTerms(float* s, int64_t length, const float* c2p, int64_t c2p_stride, const float* p2c,
-                           int64_t p2c_stride, const int64_t* index, int64_t index_offset, const float* bias) {
-  if (index_offset < 0) {
-#if defined(__x86_64__)
-    const CpuKernelChoice& kernels = CpuKernels();
-    if (kernels.avx512_kernels) return AddTermsAvx512(s, length, c2p, c2p_stride, p2c, p2c_stride, index, bias);
-    if (kernels.avx2_kernels) return AddTermsAvx2(s, length, c2p, c2p_stride, p2c, p2c_stride, index, bias);
-#endif
-    AddTerms(s, length, c2p, c2p_stride, p2c, p2c_stride, index, bias);
-    return;
-  }
+                           int64_t p2c_stride, const RelativeRows& rows, const float* bias) {
 #if defined(__x86_64__)
   if (UseAvx2Kernels()) {
-    AddAffineTermsAvx2(s, length, c2p, c2p_stride, p2c, p2c_stride, index_offset, bias);
+    AddTermsInBlocksAvx2(s, length, c2p, c2p_stride, p2c, p2c_stride, rows, bias);
     return;
   }
 #endif
-  AddAffineTerms(s, length, c2p, c2p_stride, p2c, p2c_stride, index_offset, bias);
+  if (rows.affine_reach >= length) {
+    AddAffineTerms(s, length, c2p, c2p_stride, p2c, p2c_stride, rows.affine_offset, bias);
+  } else {
+    AddTerms(s, length, c2p, c2p_stride, p2c, p2c_stride, rows.row_by_distance, bias);
+  }
 }
 
 }  // namespace deberta::model

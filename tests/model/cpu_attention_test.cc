@@ -77,12 +77,12 @@ TEST(CpuAttentionTest, MatchesTheOpByOpAttentionWithBothPositionTerms) {
   at::manual_seed(1);
   // Longer than the span (32): clamped rows, the index is read.
   Operands clamped = MakeOperands(Config(0), {37, 20, 1}, 3, 16, true, true);
-  EXPECT_EQ(clamped.ctx.relative.c2p_index_offset, -1);
+  EXPECT_LT(clamped.ctx.relative.affine_reach, 37);
   ExpectMatches(clamped);
   // Within it: i - j + offset, read as contiguous slices (lengths off the
   // 16-wide tiles).
   Operands affine = MakeOperands(Config(0), {29, 20, 1}, 3, 16, true, true);
-  EXPECT_GE(affine.ctx.relative.c2p_index_offset, 0);
+  EXPECT_GE(affine.ctx.relative.affine_reach, 29);
   ExpectMatches(affine);
 }
 
@@ -93,7 +93,7 @@ TEST(CpuAttentionTest, MatchesOnLongerAffineSequences) {
   // through the products made once for the batch.
   for (int64_t length : {77, 64}) {
     Operands o = MakeOperands(Config(0, 128), {length, 40, 1}, 2, 16, true, true);
-    ASSERT_GE(o.ctx.relative.c2p_index_offset, 0);
+    ASSERT_GE(o.ctx.relative.affine_reach, length);
     ExpectMatches(o);
   }
   ExpectMatches(MakeOperands(Config(0, 128), {70}, 2, 8, false, true));

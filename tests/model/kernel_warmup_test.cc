@@ -67,11 +67,11 @@ void EmptyPrimitiveCache() {
 
 // How many primitives oneDNN made while `fn` ran.
 int PrimitivesMadeDuring(const std::function<void()>& fn) {
-  testing::internal::CaptureStdout();
+  ::testing::internal::CaptureStdout();
   dnnl::set_verbose(2);
   fn();
   dnnl::set_verbose(0);
-  const std::string log = testing::internal::GetCapturedStdout();
+  const std::string log = ::testing::internal::GetCapturedStdout();
   int made = 0;
   for (size_t at = log.find("create:cache_miss"); at != std::string::npos;
        at = log.find("create:cache_miss", at + 1)) {
@@ -86,7 +86,7 @@ std::vector<Sequence> OneSequence(int length) {
   return {sequence};
 }
 
-class KernelWarmupTest : public testing::TestWithParam<ComputeDType> {
+class KernelWarmupTest : public ::testing::TestWithParam<ComputeDType> {
  protected:
   // The demo model (classifier and MLM head), lengths up to 64.
   static EngineOptions Options(bool warmup_kernels) {
@@ -152,8 +152,8 @@ TEST_P(KernelWarmupTest, AnswersAreTheSameWithAndWithoutTheWarmUp) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Dtypes, KernelWarmupTest,
-                         testing::Values(ComputeDType::kFloat32, ComputeDType::kBFloat16, ComputeDType::kInt8),
-                         [](const testing::TestParamInfo<ComputeDType>& info) {
+                         ::testing::Values(ComputeDType::kFloat32, ComputeDType::kBFloat16, ComputeDType::kInt8),
+                         [](const ::testing::TestParamInfo<ComputeDType>& info) {
                            return std::string(ComputeDTypeName(info.param));
                          });
 

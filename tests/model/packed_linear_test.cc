@@ -34,7 +34,7 @@ TEST(PackedLinearTest, MatchesLibTorchsLinear) {
     for (const Shape& s : kShapes) {
       for (bool with_bias : {true, false}) {
         for (bool gelu : {false, true}) {
-          SCOPED_TRACE(testing::Message() << c10::toString(dtype) << " " << s.rows << "x" << s.in << "->" << s.out
+          SCOPED_TRACE(::testing::Message() << c10::toString(dtype) << " " << s.rows << "x" << s.in << "->" << s.out
                                           << (with_bias ? " bias" : "") << (gelu ? " gelu" : ""));
           const at::Tensor w = at::randn({s.out, s.in}).to(dtype), x = at::randn({2, s.rows, s.in});
           const at::Tensor b = with_bias ? at::randn({s.out}).to(dtype) : at::Tensor();
@@ -89,7 +89,7 @@ TEST(Int8LinearTest, MatchesFloat32WithinQuantizationError) {
     at::manual_seed(8);
     for (const Shape& s : kShapes) {
       for (bool gelu : {false, true}) {
-        SCOPED_TRACE(testing::Message() << CpuKernelModeName(mode) << " " << s.rows << "x" << s.in << "->" << s.out
+        SCOPED_TRACE(::testing::Message() << CpuKernelModeName(mode) << " " << s.rows << "x" << s.in << "->" << s.out
                                         << (gelu ? " gelu" : ""));
         const at::Tensor w = at::randn({s.out, s.in}) * 0.05, b = at::randn({s.out}), x = at::randn({s.rows, s.in});
         Int8Linear linear = Int8Linear::Pack(w, b, gelu);

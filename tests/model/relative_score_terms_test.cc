@@ -1,12 +1,15 @@
 // AddRelativeScoreTerms against a plain loop over the definition, in every
 // kernel the CPU backend has here (AVX2 blocks and the portable loops), on
-// gathered (any index) and affine (i - j + offset) indices, with both
-// position terms, one or none, at lengths on and off the 8 x 8 and 16 x 16
-// blocks. The sums are made in the same order, so the answers are equal.
+// rows gathered everywhere (any row per distance), affine everywhere
+// (i - j + offset) and affine within a reach only (the log buckets'
+// shape), with both position terms, one or none, at lengths on and off the
+// 8 x 8 and 16 x 16 blocks. The sums are made in the same order, so the
+// answers are equal.
 #include "model/torch/relative_score_terms.h"
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <random>
 #include <vector>
 
@@ -19,7 +22,7 @@ struct Case {
   int64_t length, rows;   // rows: the position tables' rows (index values < rows)
   int64_t stride_extra;   // c2p/p2c rows are rows + stride_extra floats apart
   bool c2p, p2c;
-  bool affine;
+  int64_t affine_reach;   // 0: no pair affine; >= length: every pair
 };
 
 std::vector<float> Random(std::mt19937& rng, int64_t n) {
@@ -34,11 +37,18 @@ void Check(const Case& c) {
   const int64_t l = c.length, stride = c.rows + c.stride_extra;
   const std::vector<float> scores = Random(rng, l * l), c2p = Random(rng, l * stride), p2c = Random(rng, l * stride),
                            bias = Random(rng, l);
+  // Rows per distance d = i - j, at [j - i + l - 1]: d + offset within the
+  // reach, any row beyond it.
+  const int64_t offset = l - 1;  // i - j + l - 1 lies in [0, 2l - 1) <= rows.
+  std::uniform_int_distribution<int32_t> any_row(0, static_cast<int32_t>(c.rows - 1));
+  std::vector<int32_t> by_distance(2 * l - 1);
+  for (int64_t k = 0; k < 2 * l - 1; ++k) {
+    const int64_t d = l - 1 - k;
+    by_distance[k] = std::abs(d) < c.affine_reach ? static_cast<int32_t>(d + offset) : any_row(rng);
+  }
   std::vector<int64_t> index(l * l);
-  const int64_t offset = c.affine ? l - 1 : -1;  // i - j + l - 1 lies in [0, 2l - 1) <= rows.
-  std::uniform_int_distribution<int64_t> any_row(0, c.rows - 1);
   for (int64_t i = 0; i < l; ++i) {
-    for (int64_t j = 0; j < l; ++j) index[i * l + j] = c.affine ? i - j + offset : any_row(rng);
+    for (int64_t j = 0; j < l; ++j) index[i * l + j] = by_distance[j - i + l - 1];
   }
   // The definition: s[i][j] + c2p[i][idx] + p2c[j][idx] + bias[j], idx = index[i][j].
   std::vector<float> want = scores;
@@ -53,7 +63,7 @@ void Check(const Case& c) {
   }
   std::vector<float> got = scores;
   AddRelativeScoreTerms(got.data(), l, c.c2p ? c2p.data() : nullptr, stride, c.p2c ? p2c.data() : nullptr, stride,
-                        c.affine ? nullptr : index.data(), offset, bias.data());
+                        RelativeRows{by_distance.data(), offset, c.affine_reach}, bias.data());
   for (int64_t k = 0; k < l * l; ++k) {
     ASSERT_EQ(got[k], want[k]) << "at query " << k / l << ", key " << k % l;
   }
@@ -63,12 +73,11 @@ TEST(RelativeScoreTermsTest, MatchesAPlainLoopInEveryKernel) {
   for (CpuKernelMode mode : {CpuKernelMode::kAuto, CpuKernelMode::kPortable}) {
     ScopedCpuKernelMode forced(mode);
     for (int64_t length : {1, 7, 8, 16, 17, 64, 77}) {
-      for (bool affine : {false, true}) {
+      for (int64_t reach : {int64_t{0}, int64_t{1}, int64_t{9}, int64_t{20}, length}) {
         for (int terms = 0; terms < 4; ++terms) {
-          const Case c{length, 2 * length, /*stride_extra=*/3, (terms & 1) != 0, (terms & 2) != 0, affine};
-          SCOPED_TRACE(testing::Message() << CpuKernelModeName(mode) << " length " << length
-                                          << (affine ? " affine" : " gathered") << (c.c2p ? " c2p" : "")
-                                          << (c.p2c ? " p2c" : ""));
+          const Case c{length, 2 * length, /*stride_extra=*/3, (terms & 1) != 0, (terms & 2) != 0, reach};
+          SCOPED_TRACE(::testing::Message() << CpuKernelModeName(mode) << " length " << length << " affine reach "
+                                          << reach << (c.c2p ? " c2p" : "") << (c.p2c ? " p2c" : ""));
           Check(c);
         }
       }
