@@ -50,12 +50,16 @@ export TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 suppressions=$PWD/s
 ldd "$BUILD_DIR/project/tests/service/service_tests" | grep "libabsl_synchronization.so.* => $abseil/lib/" >/dev/null ||
   { echo "tsan: the instrumented abseil is not the one loaded" >&2; exit 1; }
 # The set-up itself: a race under an absl::Mutex is no race, one without is
-# reported (tests/tsan/mutex_visibility.cc).
+# reported (tests/tsan/mutex_visibility.cc). Both runs take the same
+# suppressions as the tests: without them the locked run fails now and then
+# on abseil's own thread-identity hand-off (see scripts/tsan.supp), a report
+# inside abseil, not on the counter; the counter's frames match none.
 g++ -std=c++17 -O1 -g $flags tests/tsan/mutex_visibility.cc -o "$BUILD_DIR/mutex_visibility" \
   -labsl_synchronization
-TSAN_OPTIONS="halt_on_error=1 exitcode=66" "$BUILD_DIR/mutex_visibility" locked ||
+check_options="$TSAN_OPTIONS exitcode=66"
+TSAN_OPTIONS=$check_options "$BUILD_DIR/mutex_visibility" locked ||
   { echo "tsan: a race under absl::Mutex was reported: the mutex is not visible" >&2; exit 1; }
-if TSAN_OPTIONS="halt_on_error=1 exitcode=66" "$BUILD_DIR/mutex_visibility" 2>/dev/null; then
+if TSAN_OPTIONS=$check_options "$BUILD_DIR/mutex_visibility" 2>/dev/null; then
   echo "tsan: an unlocked race was not reported" >&2
   exit 1
 fi
