@@ -21,7 +21,8 @@ namespace deberta::model {
 // and v [B, n, L, d] (views: unit last stride, any other strides); the
 // position tables' needed rows pos_key [n, R, d] (c2p) and pos_query
 // [n, R, d] (p2c; pre-scaled), either undefined when the model lacks the
-// term; ctx's c2p_index [L, L] (p2c's is its transpose) and key_bias.
+// term; ctx's geometry (the position row per distance, row_by_distance,
+// which c2p reads at [i, j] and p2c at [j, i]) and key_bias.
 struct CpuAttentionInputs {
   at::Tensor q, k, v;
   at::Tensor pos_key, pos_query;
