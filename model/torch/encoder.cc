@@ -130,7 +130,7 @@ void EncoderImpl::WarmUpKernels(const DebertaConfig& config, int64_t max_length,
     (*l)->output->dense->PrepareRowGrid();
   }
   if (!every_length) return;
-  // Each cached primitive holds about 120 KB (JIT code); past
+  // Each cached primitive holds tens to hundreds of KiB (JIT code); past
   // kWarmLengths a first length's four attention primitives cost under a
   // tenth of its forward, so those are left to their first batch.
   for (int64_t length = 1; length <= std::min(max_length, kWarmLengths); ++length) {

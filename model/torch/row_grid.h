@@ -49,7 +49,8 @@ inline std::vector<int64_t> GridRowCounts() {
 }
 
 // The row counts the kernel warm-up makes primitives for: the fine grid.
-// Each cached primitive holds about 120 KB (JIT code); above kFineRows a
+// Each cached primitive holds 55-83 KiB (float32) to 237-316 KiB (int8 on
+// AMX) of JIT code (bench/results/onednn-primitive-memory); above kFineRows a
 // first row count's primitives cost about 5% of its forward.
 inline std::vector<int64_t> WarmedRowCounts() {
   std::vector<int64_t> counts = GridRowCounts();
