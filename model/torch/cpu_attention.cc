@@ -6,7 +6,10 @@
 #include <ATen/record_function.h>
 #include <c10/util/Exception.h>
 
+#include <cstring>
+#include <initializer_list>
 #include <optional>
+#include <utility>
 #include <vector>
 
 #include "model/torch/cpu_backend.h"
@@ -80,6 +83,46 @@ class HeadMatmul {
   at::Tensor scratch_;
 };
 
+// Copies `count` pieces of `piece_bytes` from `from` (pieces `from_stride`
+// bytes apart) to `to` (`to_stride` apart). A fixed piece size lets the
+// compiler inline the copy (d = 64: 128 bytes in bfloat16, 256 in float32).
+template <int64_t kPieceBytes>
+void CopyPieces(const char* from, int64_t from_stride, char* to, int64_t to_stride, int64_t count) {
+  for (int64_t i = 0; i < count; ++i) std::memcpy(to + i * to_stride, from + i * from_stride, kPieceBytes);
+}
+void CopyPieces(const char* from, int64_t from_stride, char* to, int64_t to_stride, int64_t count,
+                int64_t piece_bytes) {
+  if (piece_bytes == 128) return CopyPieces<128>(from, from_stride, to, to_stride, count);
+  if (piece_bytes == 256) return CopyPieces<256>(from, from_stride, to, to_stride, count);
+  for (int64_t i = 0; i < count; ++i) std::memcpy(to + i * to_stride, from + i * from_stride, piece_bytes);
+}
+
+// dst = src for each (src, dst) pair of `copies`: [B, n, L, d] views of
+// one shape, with unit last strides (either side may be strided
+// otherwise), in one pass over the intra-op threads. The products take
+// dense heads: on the strided views of the fused q/k/v output (a row stride
+// of 3 n d, heads d apart) oneDNN 2.6 leaves its brgemm kernels (AMX,
+// AVX-512) for gemm:jit, at a half to a third of their rate. Position by
+// position, every head's d values at a time: walking one head down its
+// positions instead read 128 bytes per 4.6 KB stride, past what the
+// hardware prefetches, at half the rate.
+void CopyHeadRows(std::initializer_list<std::pair<const at::Tensor*, const at::Tensor*>> copies) {
+  const at::Tensor& shape = *copies.begin()->first;
+  const int64_t heads = shape.size(1), length = shape.size(2);
+  at::parallel_for(0, shape.size(0) * length, 16, [&](int64_t begin, int64_t end) {
+    for (const auto& [src, dst] : copies) {
+      const int64_t size = src->element_size(), piece_bytes = src->size(3) * size;
+      const char* from = static_cast<const char*>(src->data_ptr());
+      char* to = static_cast<char*>(dst->data_ptr());
+      for (int64_t i = begin; i < end; ++i) {
+        const int64_t b = i / length, l = i % length;
+        CopyPieces(from + (b * src->stride(0) + l * src->stride(2)) * size, src->stride(1) * size,
+                   to + (b * dst->stride(0) + l * dst->stride(2)) * size, dst->stride(1) * size, heads, piece_bytes);
+      }
+    }
+  });
+}
+
 #endif
 
 }  // namespace
@@ -123,6 +166,18 @@ void PrepareCpuAttention(const CpuAttentionInputs&, const AttentionContext&) {
 #else
 namespace {
 
+// The sequence length from which bfloat16 heads are copied dense: with the
+// copies against without, model_bench (deberta-base, 2 threads, 3 paired
+// rounds) ran 1.03-1.21x at 256 tokens and 1.09-1.25x at 512, level at
+// 128 (0.95-1.06): there the copies cost what the faster products save.
+// Float32 is left strided: oneDNN's float32 gemm runs the strided views
+// well, and the copies made 1 x 512 0.90x.
+constexpr int64_t kDenseHeadsFrom = 256;
+
+bool UseDenseHeads(at::ScalarType dtype, int64_t length) {
+  return dtype == at::kBFloat16 && length >= kDenseHeadsFrom;
+}
+
 // CpuAttention, or with `run` false only its primitives made.
 at::Tensor RunCpuAttention(const CpuAttentionInputs& in, const AttentionContext& ctx, bool run) {
   const int64_t batch = in.q.size(0), heads = in.q.size(1), length = in.q.size(2), d = in.q.size(3);
@@ -138,21 +193,43 @@ at::Tensor RunCpuAttention(const CpuAttentionInputs& in, const AttentionContext&
   at::Tensor p2c = in.pos_query.defined() ? at::empty({heads, length, rows}, floats) : at::Tensor();
   const RelativeRows relative_rows{ctx.relative.row_by_distance.data(), ctx.relative.affine_offset,
                                    ctx.relative.affine_reach};
+  // From kDenseHeadsFrom tokens, bfloat16 products run on dense copies of
+  // the sequence's heads (CopyHeadRows says why), and write its context
+  // [n, L, d] dense before it goes into its rows of `out`: one sequence at
+  // a time, so that the products read the copies from cache.
+  const bool dense = UseDenseHeads(in.q.scalar_type(), length);
+  const at::Tensor dense_q = dense ? at::empty({1, heads, length, d}, in.q.options()) : at::Tensor();
+  const at::Tensor dense_k = dense ? at::empty_like(dense_q) : at::Tensor();
+  const at::Tensor dense_v = dense ? at::empty_like(dense_q) : at::Tensor();
+  const at::Tensor dense_context = dense ? at::empty({1, heads, length, d}, floats) : at::Tensor();
+  // Sequence b's operands [n, L, d], and where its context goes.
+  const at::Tensor out_heads = out.view({batch, length, heads, d}).transpose(1, 2);  // [B, n, L, d]
+  auto q_of = [&](int64_t b) { return dense ? dense_q[0] : in.q[b]; };
+  auto k_of = [&](int64_t b) { return dense ? dense_k[0] : in.k[b]; };
+  auto v_of = [&](int64_t b) { return dense ? dense_v[0] : in.v[b]; };
+  auto context_of = [&](int64_t b) { return dense ? dense_context[0] : out_heads[b]; };
   try {
-    const HeadMatmul content(in.q[0], in.k[0].transpose(1, 2), scores);
-    const at::Tensor pos_key_t = c2p.defined() ? in.pos_key.transpose(1, 2) : at::Tensor();
-    const at::Tensor pos_query_t = p2c.defined() ? in.pos_query.transpose(1, 2) : at::Tensor();
+    const HeadMatmul content(q_of(0), k_of(0).transpose(1, 2), scores);
+    // On the dense path the position tables dense too (one copy per layer).
+    auto table_t = [&](const at::Tensor& t) { return (dense ? t.contiguous() : t).transpose(1, 2); };
+    const at::Tensor pos_key_t = c2p.defined() ? table_t(in.pos_key) : at::Tensor();
+    const at::Tensor pos_query_t = p2c.defined() ? table_t(in.pos_query) : at::Tensor();
     std::optional<HeadMatmul> c2p_product, p2c_product;
-    if (c2p.defined()) c2p_product.emplace(in.q[0], pos_key_t, c2p);
-    if (p2c.defined()) p2c_product.emplace(in.k[0], pos_query_t, p2c);
-    const HeadMatmul values(probs, in.v[0], out[0].view({length, heads, d}).transpose(0, 1));
+    if (c2p.defined()) c2p_product.emplace(q_of(0), pos_key_t, c2p);
+    if (p2c.defined()) p2c_product.emplace(k_of(0), pos_query_t, p2c);
+    const HeadMatmul values(probs, v_of(0), context_of(0));
     if (!run) return out;
     // Each step records itself, so that op_profile tells where the
     // attention's time goes (each is one call per sequence and layer; a
     // record costs nothing while no profiler listens).
     const std::vector<c10::IValue> no_inputs;
     for (int64_t b = 0; b < batch; ++b) {
-      const at::Tensor q = in.q[b], k = in.k[b];  // [n, L, d]
+      if (dense) {
+        RECORD_FUNCTION("deberta::attention_head_copies", no_inputs);
+        const at::Tensor q_b = in.q.narrow(0, b, 1), k_b = in.k.narrow(0, b, 1), v_b = in.v.narrow(0, b, 1);
+        CopyHeadRows({{&q_b, &dense_q}, {&k_b, &dense_k}, {&v_b, &dense_v}});
+      }
+      const at::Tensor q = q_of(b), k = k_of(b);
       {
         RECORD_FUNCTION("deberta::attention_content", no_inputs);
         content.Run(q, k.transpose(1, 2), scores);
@@ -184,10 +261,16 @@ at::Tensor RunCpuAttention(const CpuAttentionInputs& in, const AttentionContext&
           }
         });
       }
-      // Into this sequence's rows of the context: [L, n, d] seen as [n, L, d].
+      // The context: into this sequence's rows of `out` ([L, n, d] seen as
+      // [n, L, d]), or on the dense path into its copy.
       {
         RECORD_FUNCTION("deberta::attention_values", no_inputs);
-        values.Run(probs, in.v[b], out[b].view({length, heads, d}).transpose(0, 1));
+        values.Run(probs, v_of(b), context_of(b));
+      }
+      if (dense) {
+        RECORD_FUNCTION("deberta::attention_head_copies", no_inputs);
+        const at::Tensor out_b = out_heads.narrow(0, b, 1);
+        CopyHeadRows({{&dense_context, &out_b}});
       }
     }
   } catch (const dnnl::error& e) {

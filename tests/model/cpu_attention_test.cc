@@ -141,6 +141,44 @@ TEST(CpuAttentionTest, MatchesInBFloat16WithinItsRounding) {
   EXPECT_TRUE(at::allclose(got, want, 2e-2, 2e-2)) << "largest difference " << (got - want).abs().max().item<float>();
 }
 
+// bfloat16 operands as the fused projection leaves them: q, k and v views of
+// one [B, L, 3, n, d] tensor; the reference on the same values in float32.
+void ExpectBFloat16Matches(const Operands& o) {
+  const at::Tensor qkv = at::stack({o.in.q, o.in.k, o.in.v})  // [3, B, n, L, d]
+                             .permute({1, 3, 0, 2, 4})
+                             .contiguous()
+                             .to(at::kBFloat16)
+                             .permute({2, 0, 3, 1, 4});
+  Operands bf16 = o;
+  bf16.in.q = qkv[0];
+  bf16.in.k = qkv[1];
+  bf16.in.v = qkv[2];
+  for (at::Tensor* t : {&bf16.in.pos_key, &bf16.in.pos_query}) *t = t->to(at::kBFloat16);
+  ASSERT_GT(bf16.in.q.stride(2), bf16.in.q.size(1) * bf16.in.q.size(3)) << "the heads must be strided views";
+  Operands rounded = bf16;
+  for (at::Tensor* t : {&rounded.in.q, &rounded.in.k, &rounded.in.v, &rounded.in.pos_key, &rounded.in.pos_query}) {
+    *t = t->to(at::kFloat);
+  }
+  ASSERT_TRUE(CpuAttentionApplies(bf16.in, bf16.ctx));
+  const at::Tensor got = CpuAttention(bf16.in, bf16.ctx), want = Reference(rounded);
+  EXPECT_TRUE(at::allclose(got, want, 2e-2, 2e-2))
+      << "length " << o.in.q.size(2) << ": largest difference " << (got - want).abs().max().item<float>();
+}
+
+// From 256 tokens the bfloat16 heads are copied dense before the products
+// (cpu_attention.cc, kDenseHeadsFrom); below they are read in place. Both,
+// with heads of 64 (the copy's 128-byte rows) and of 16, padded sequences,
+// both position terms, v1's spans and v3's log buckets.
+TEST(CpuAttentionTest, MatchesInBFloat16OnStridedHeadsBelowAndFromTheDenseLength) {
+  if (!CpuKernels().FusedAttention(at::kBFloat16)) {
+    GTEST_SKIP() << "the CPU backend runs the bfloat16 attention op by op here: " << CpuKernels().reasons;
+  }
+  at::manual_seed(5);
+  ExpectBFloat16Matches(MakeOperands(Config(0, 64), {100, 61}, 2, 64, true, true));
+  ExpectBFloat16Matches(MakeOperands(Config(0, 64), {260, 201}, 2, 64, true, true));
+  ExpectBFloat16Matches(MakeOperands(Config(64, 128), {300, 255}, 3, 16, true, true));
+}
+
 TEST(CpuAttentionTest, RefusesOperandsItDoesNotTake) {
   if (!CpuKernels().fused_attention_float32) GTEST_SKIP() << "the CPU backend has no fused attention (no oneDNN)";
   Operands o = MakeOperands(Config(0), {6, 4}, 2, 8, true, true);
