@@ -6,10 +6,7 @@
 #include <ATen/record_function.h>
 #include <c10/util/Exception.h>
 
-#include <cstring>
-#include <initializer_list>
 #include <optional>
-#include <utility>
 #include <vector>
 
 #include "model/torch/cpu_backend.h"
@@ -83,46 +80,6 @@ class HeadMatmul {
   at::Tensor scratch_;
 };
 
-// Copies `count` pieces of `piece_bytes` from `from` (pieces `from_stride`
-// bytes apart) to `to` (`to_stride` apart). A fixed piece size lets the
-// compiler inline the copy (d = 64: 128 bytes in bfloat16, 256 in float32).
-template <int64_t kPieceBytes>
-void CopyPieces(const char* from, int64_t from_stride, char* to, int64_t to_stride, int64_t count) {
-  for (int64_t i = 0; i < count; ++i) std::memcpy(to + i * to_stride, from + i * from_stride, kPieceBytes);
-}
-void CopyPieces(const char* from, int64_t from_stride, char* to, int64_t to_stride, int64_t count,
-                int64_t piece_bytes) {
-  if (piece_bytes == 128) return CopyPieces<128>(from, from_stride, to, to_stride, count);
-  if (piece_bytes == 256) return CopyPieces<256>(from, from_stride, to, to_stride, count);
-  for (int64_t i = 0; i < count; ++i) std::memcpy(to + i * to_stride, from + i * from_stride, piece_bytes);
-}
-
-// dst = src for each (src, dst) pair of `copies`: [B, n, L, d] views of
-// one shape, with unit last strides (either side may be strided
-// otherwise), in one pass over the intra-op threads. The products take
-// dense heads: on the strided views of the fused q/k/v output (a row stride
-// of 3 n d, heads d apart) oneDNN 2.6 leaves its brgemm kernels (AMX,
-// AVX-512) for gemm:jit, at a half to a third of their rate. Position by
-// position, every head's d values at a time: walking one head down its
-// positions instead read 128 bytes per 4.6 KB stride, past what the
-// hardware prefetches, at half the rate.
-void CopyHeadRows(std::initializer_list<std::pair<const at::Tensor*, const at::Tensor*>> copies) {
-  const at::Tensor& shape = *copies.begin()->first;
-  const int64_t heads = shape.size(1), length = shape.size(2);
-  at::parallel_for(0, shape.size(0) * length, 16, [&](int64_t begin, int64_t end) {
-    for (const auto& [src, dst] : copies) {
-      const int64_t size = src->element_size(), piece_bytes = src->size(3) * size;
-      const char* from = static_cast<const char*>(src->data_ptr());
-      char* to = static_cast<char*>(dst->data_ptr());
-      for (int64_t i = begin; i < end; ++i) {
-        const int64_t b = i / length, l = i % length;
-        CopyPieces(from + (b * src->stride(0) + l * src->stride(2)) * size, src->stride(1) * size,
-                   to + (b * dst->stride(0) + l * dst->stride(2)) * size, dst->stride(1) * size, heads, piece_bytes);
-      }
-    }
-  });
-}
-
 #endif
 
 }  // namespace
@@ -166,8 +123,11 @@ void PrepareCpuAttention(const CpuAttentionInputs&, const AttentionContext&) {
 #else
 namespace {
 
-// The sequence length from which bfloat16 heads are copied dense: with the
-// copies against without, model_bench (deberta-base, 2 threads, 3 paired
+// The sequence length from which bfloat16 heads are copied dense. The
+// products take dense heads: on the strided views of the fused q/k/v output
+// (a row stride of 3 n d, heads d apart) oneDNN 2.6 leaves its brgemm
+// kernels (AMX, AVX-512) for gemm:jit, at a half to a third of their rate.
+// With the copies against without, model_bench (deberta-base, 2 threads, 3 paired
 // rounds) ran 1.03-1.21x at 256 tokens and 1.09-1.25x at 512, level at
 // 128 (0.95-1.06): there the copies cost what the faster products save.
 // Float32 is left strided: oneDNN's float32 gemm runs the strided views
@@ -194,7 +154,7 @@ at::Tensor RunCpuAttention(const CpuAttentionInputs& in, const AttentionContext&
   const RelativeRows relative_rows{ctx.relative.row_by_distance.data(), ctx.relative.affine_offset,
                                    ctx.relative.affine_reach};
   // From kDenseHeadsFrom tokens, bfloat16 products run on dense copies of
-  // the sequence's heads (CopyHeadRows says why), and write its context
+  // the sequence's heads (kDenseHeadsFrom says why), and write its context
   // [n, L, d] dense before it goes into its rows of `out`: one sequence at
   // a time, so that the products read the copies from cache.
   const bool dense = UseDenseHeads(in.q.scalar_type(), length);
@@ -226,8 +186,9 @@ at::Tensor RunCpuAttention(const CpuAttentionInputs& in, const AttentionContext&
     for (int64_t b = 0; b < batch; ++b) {
       if (dense) {
         RECORD_FUNCTION("deberta::attention_head_copies", no_inputs);
-        const at::Tensor q_b = in.q.narrow(0, b, 1), k_b = in.k.narrow(0, b, 1), v_b = in.v.narrow(0, b, 1);
-        CopyHeadRows({{&q_b, &dense_q}, {&k_b, &dense_k}, {&v_b, &dense_v}});
+        dense_q.copy_(in.q.narrow(0, b, 1));  // LibTorch's copy: as fast as a loop of our own, measured.
+        dense_k.copy_(in.k.narrow(0, b, 1));
+        dense_v.copy_(in.v.narrow(0, b, 1));
       }
       const at::Tensor q = q_of(b), k = k_of(b);
       {
@@ -269,8 +230,7 @@ at::Tensor RunCpuAttention(const CpuAttentionInputs& in, const AttentionContext&
       }
       if (dense) {
         RECORD_FUNCTION("deberta::attention_head_copies", no_inputs);
-        const at::Tensor out_b = out_heads.narrow(0, b, 1);
-        CopyHeadRows({{&dense_context, &out_b}});
+        out_heads.narrow(0, b, 1).copy_(dense_context);
       }
     }
   } catch (const dnnl::error& e) {
