@@ -219,10 +219,13 @@ CpuKernelChoice Choose(const CpuProbe& probe, CpuKernelMode mode) {
   c.bfloat16_linear = probe.onednn_packed_bfloat16 ? LinearKernel::kOnednnPacked : LinearKernel::kLibTorch;
   // VNNI sums u8 x s8 pairs in 32 bits; without it they go through 16-bit
   // sums that saturate (measured: MLM logits off by 3.1 against a 0.6
-  // budget), and 7-bit weights or activations, which cannot saturate,
-  // measured 0.62-0.65 and 0.68-0.91 (docs/cpu-backend.md).
+  // budget). 7-bit weights cannot saturate; with one activation scale per
+  // call they measured 0.62-0.65, with one per row within the budget
+  // (docs/cpu-backend.md).
   const bool vnni = kOnednn ? probe.onednn_int8_vnni : probe.usable.vnni();
-  c.int8_linear = !vnni ? Int8Kernel::kWeightOnly : kOnednn ? Int8Kernel::kOnednn : Int8Kernel::kLibTorch;
+  c.int8_linear = vnni      ? (kOnednn ? Int8Kernel::kOnednn : Int8Kernel::kLibTorch)
+                  : kOnednn ? Int8Kernel::kOnednnNoVnni
+                            : Int8Kernel::kWeightOnly;
   c.fused_attention_float32 = kOnednn;
   c.fused_attention_bfloat16 = probe.onednn_bfloat16_matmul;
   c.sgemm_products = kOnednn;
@@ -238,7 +241,7 @@ CpuKernelChoice Choose(const CpuProbe& probe, CpuKernelMode mode) {
   } else if (kOnednn && !probe.onednn_bfloat16_matmul) {
     why.push_back("no oneDNN bfloat16 matmul: bfloat16 attention op by op");
   }
-  if (!vnni) why.push_back("no int8 VNNI kernel: int8 weights, float32 products");
+  if (!vnni) why.push_back(kOnednn ? "no int8 VNNI kernel: 7-bit weights, activations per row" : "no int8 VNNI kernel: int8 weights, float32 products");
   if (!probe.usable.avx2_fma) why.push_back("no AVX2+FMA: portable kernels");
   switch (mode) {
     case CpuKernelMode::kAuto: break;
@@ -252,13 +255,14 @@ CpuKernelChoice Choose(const CpuProbe& probe, CpuKernelMode mode) {
       why.push_back("forced unpacked");
       break;
     case CpuKernelMode::kNoVnni:
-      c.int8_linear = Int8Kernel::kWeightOnly;
+      c.int8_linear = kOnednn ? Int8Kernel::kOnednnNoVnni : Int8Kernel::kWeightOnly;
       c.int8_other_products = at::kFloat;
       why.push_back("forced int8 without VNNI");
       break;
     case CpuKernelMode::kLibTorch:
       c.float32_linear = c.bfloat16_linear = LinearKernel::kLibTorch;
       if (c.int8_linear == Int8Kernel::kOnednn) c.int8_linear = Int8Kernel::kLibTorch;
+      if (c.int8_linear == Int8Kernel::kOnednnNoVnni) c.int8_linear = Int8Kernel::kWeightOnly;
       c.fused_attention_float32 = c.fused_attention_bfloat16 = c.sgemm_products = false;
       c.avx2_kernels = c.avx512_kernels = false;
       // bfloat16 products with LibTorch's int8 layers put case b's MLM
@@ -284,6 +288,7 @@ const char* Int8Name(Int8Kernel kernel) {
   switch (kernel) {
     case Int8Kernel::kOnednn: return "oneDNN";
     case Int8Kernel::kLibTorch: return "LibTorch";
+    case Int8Kernel::kOnednnNoVnni: return "oneDNN without VNNI, 7-bit weights, activations per row";
     case Int8Kernel::kWeightOnly: return "int8 weights, float32 products";
   }
   return "?";

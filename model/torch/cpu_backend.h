@@ -72,7 +72,10 @@ struct CpuProbe {
 const CpuProbe& ProbeCpu();
 
 enum class LinearKernel { kOnednnPacked, kOnednnSgemm, kLibTorch };
-enum class Int8Kernel { kOnednn, kLibTorch, kWeightOnly };
+// kOnednnNoVnni: oneDNN's int8 kernel without VNNI, on 7-bit weights and
+// activations per row (int8_no_vnni.h); kWeightOnly: int8 weights widened
+// to float32 for a float32 product (no oneDNN int8 kernel at all).
+enum class Int8Kernel { kOnednn, kLibTorch, kOnednnNoVnni, kWeightOnly };
 
 // The kernels chosen, and why.
 struct CpuKernelChoice {

@@ -1,8 +1,9 @@
 // Int8Linear, as the CPU backend chooses: oneDNN's int8 matmul primitive
 // on weights packed once at load (its VNNI brgemm kernels); LibTorch's
 // quantized::linear_prepack and the packed weights' dynamic-quantization
-// forward; or, on a CPU without VNNI, the int8 weights widened to float32
-// for a float32 product.
+// forward; or, on a CPU without VNNI, oneDNN's int8 kernel on activations
+// split so that no 16-bit sum saturates (int8_no_vnni.h), or the int8
+// weights widened to float32 for a float32 product.
 #include "model/torch/int8_linear.h"
 
 #include <ATen/ATen.h>
@@ -17,6 +18,7 @@
 #include <vector>
 
 #include "model/torch/cpu_backend.h"
+#include "model/torch/int8_no_vnni.h"
 #include "model/torch/layers.h"
 #include "model/torch/row_grid.h"
 
@@ -166,6 +168,8 @@ struct Int8Linear::Packed {
   at::Tensor int8_weights, weight_scales, float_bias;
   // LibTorch's packed weights (the fallback).
   c10::intrusive_ptr<LinearPackedParamsBase> params;
+  // Int8Kernel::kOnednnNoVnni's.
+  std::shared_ptr<const NoVnniInt8Weights> no_vnni;
 #ifdef DEBERTA_WITH_ONEDNN
   // oneDNN's: int8 weights in the kernels' layout, their scales, the bias.
   memory::desc weights_desc;
@@ -238,7 +242,15 @@ Int8Linear Int8Linear::Pack(const at::Tensor& weight, const at::Tensor& bias, bo
   packed->in = w.size(1);
   Int8Linear linear;
   const Int8Kernel kernel = CpuKernels().int8_linear;
-  if (kernel == Int8Kernel::kWeightOnly) {
+  if (kernel == Int8Kernel::kOnednnNoVnni) {
+    packed->no_vnni = PackNoVnniInt8(w, bias, gelu);
+    if (packed->no_vnni) {
+      packed->gelu = gelu;
+      linear.packed_ = std::move(packed);
+      return linear;
+    }
+  }
+  if (kernel == Int8Kernel::kWeightOnly || kernel == Int8Kernel::kOnednnNoVnni) {
     packed->int8_weights = QuantizeWeights(w, scales);
     packed->weight_scales = scales.unsqueeze(1).clone();
     // A copy: the caller may empty its own (DenseImpl::Release changes it in place).
@@ -275,6 +287,7 @@ Int8Linear Int8Linear::Pack(const at::Tensor& weight, const at::Tensor& bias, bo
 void Int8Linear::PrepareRowGrid(at::ScalarType out_dtype) const {
 #ifdef DEBERTA_WITH_ONEDNN
   const Packed& p = *packed_;
+  if (p.no_vnni) return PrepareNoVnniInt8RowGrid(*p.no_vnni);
   if (!p.weights.defined()) return;  // Not oneDNN's path.
   try {
     for (const int64_t rows : WarmedRowCounts()) {
@@ -301,6 +314,12 @@ at::Tensor Int8Linear::forward(const at::Tensor& x, at::ScalarType out_dtype) co
     return LinearInDType(input, weight, p.float_bias).to(out_dtype);
   }
   if (p.params) return p.params->apply_dynamic(input, /*reduce_range=*/false).to(out_dtype);
+  if (p.no_vnni) {
+    TORCH_CHECK(x.size(-1) == p.in, "Int8Linear: input width ", x.size(-1), ", layer takes ", p.in);
+    std::vector<int64_t> out_sizes(x.sizes().begin(), x.sizes().end());
+    out_sizes.back() = p.out;
+    return NoVnniInt8Forward(*p.no_vnni, input.reshape({-1, p.in}), out_dtype).view(out_sizes);
+  }
 #ifdef DEBERTA_WITH_ONEDNN
   RECORD_FUNCTION("deberta::int8_linear", std::vector<c10::IValue>());  // Named in profiles.
   TORCH_CHECK(x.size(-1) == p.in, "Int8Linear: input width ", x.size(-1), ", layer takes ", p.in);

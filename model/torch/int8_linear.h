@@ -5,8 +5,9 @@
 // matmul primitive on weights packed once at load, or LibTorch's quantized
 // CPU engine (oneDNN inside LibTorch too, but its dynamic forward
 // re-creates its work per call: measured slower). On a CPU without VNNI
-// (whose u8 x s8 products saturate 16-bit sums), the int8 weights widened
-// to float32 for each product.
+// (whose u8 x s8 products saturate 16-bit sums), oneDNN's int8 kernel on
+// activations split so that no sum saturates (int8_no_vnni.h), or, without
+// oneDNN, the int8 weights widened to float32 for each product.
 #ifndef DEBERTA_MODEL_TORCH_INT8_LINEAR_H_
 #define DEBERTA_MODEL_TORCH_INT8_LINEAR_H_
 

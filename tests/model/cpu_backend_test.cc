@@ -48,7 +48,8 @@ TEST(CpuBackendTest, AnAvx2CapLeavesNoAvx512KernelAnywhere) {
     EXPECT_FALSE(probe.onednn_packed_bfloat16);
   }
   const CpuKernelChoice& auto_choice = CpuKernelsFor(CpuKernelMode::kAuto);
-  EXPECT_EQ(auto_choice.int8_linear, Int8Kernel::kWeightOnly);
+  EXPECT_EQ(auto_choice.int8_linear,
+            probe.onednn_version.empty() ? Int8Kernel::kWeightOnly : Int8Kernel::kOnednnNoVnni);
   EXPECT_EQ(auto_choice.int8_other_products, at::kFloat);
   EXPECT_FALSE(auto_choice.avx512_kernels);
   EXPECT_EQ(auto_choice.avx2_kernels, probe.hardware.avx2_fma);
@@ -68,6 +69,7 @@ TEST(CpuBackendTest, EveryModeRunsAndTheForcedOneIsGivenBack) {
     EXPECT_EQ(c.float32_linear, LinearKernel::kLibTorch);
     EXPECT_EQ(c.bfloat16_linear, LinearKernel::kLibTorch);
     EXPECT_NE(c.int8_linear, Int8Kernel::kOnednn);
+    EXPECT_NE(c.int8_linear, Int8Kernel::kOnednnNoVnni);
     EXPECT_FALSE(c.FusedAttention(at::kFloat) || c.FusedAttention(at::kBFloat16) || c.sgemm_products);
     EXPECT_FALSE(UseAvx2Kernels());
     {
@@ -78,7 +80,8 @@ TEST(CpuBackendTest, EveryModeRunsAndTheForcedOneIsGivenBack) {
     EXPECT_EQ(&CpuKernels(), &CpuKernelsFor(CpuKernelMode::kLibTorch));
   }
   EXPECT_EQ(&CpuKernels(), before);
-  EXPECT_EQ(CpuKernelsFor(CpuKernelMode::kNoVnni).int8_linear, Int8Kernel::kWeightOnly);
+  EXPECT_EQ(CpuKernelsFor(CpuKernelMode::kNoVnni).int8_linear,
+            ProbeCpu().onednn_version.empty() ? Int8Kernel::kWeightOnly : Int8Kernel::kOnednnNoVnni);
 }
 
 TEST(CpuBackendTest, TheStartUpLineNamesTheCpuAndEveryChoice) {
