@@ -219,9 +219,9 @@ CpuKernelChoice Choose(const CpuProbe& probe, CpuKernelMode mode) {
   c.bfloat16_linear = probe.onednn_packed_bfloat16 ? LinearKernel::kOnednnPacked : LinearKernel::kLibTorch;
   // VNNI sums u8 x s8 pairs in 32 bits; without it they go through 16-bit
   // sums that saturate (measured: MLM logits off by 3.1 against a 0.6
-  // budget). 7-bit weights cannot saturate; with one activation scale per
-  // call they measured 0.62-0.65, with one per row within the budget
-  // (docs/cpu-backend.md).
+  // budget); 7-bit weights, which cannot, measured 0.65-0.73. Activations
+  // split into positive and negative parts (at most 127 each) cannot
+  // either, on 8-bit weights: within the budget (docs/cpu-backend.md).
   const bool vnni = kOnednn ? probe.onednn_int8_vnni : probe.usable.vnni();
   c.int8_linear = vnni      ? (kOnednn ? Int8Kernel::kOnednn : Int8Kernel::kLibTorch)
                   : kOnednn ? Int8Kernel::kOnednnNoVnni
@@ -241,7 +241,7 @@ CpuKernelChoice Choose(const CpuProbe& probe, CpuKernelMode mode) {
   } else if (kOnednn && !probe.onednn_bfloat16_matmul) {
     why.push_back("no oneDNN bfloat16 matmul: bfloat16 attention op by op");
   }
-  if (!vnni) why.push_back(kOnednn ? "no int8 VNNI kernel: 7-bit weights, activations per row" : "no int8 VNNI kernel: int8 weights, float32 products");
+  if (!vnni) why.push_back(kOnednn ? "no int8 VNNI kernel: activations split per sign (no saturating sums)" : "no int8 VNNI kernel: int8 weights, float32 products");
   if (!probe.usable.avx2_fma) why.push_back("no AVX2+FMA: portable kernels");
   switch (mode) {
     case CpuKernelMode::kAuto: break;
@@ -288,7 +288,7 @@ const char* Int8Name(Int8Kernel kernel) {
   switch (kernel) {
     case Int8Kernel::kOnednn: return "oneDNN";
     case Int8Kernel::kLibTorch: return "LibTorch";
-    case Int8Kernel::kOnednnNoVnni: return "oneDNN without VNNI, 7-bit weights, activations per row";
+    case Int8Kernel::kOnednnNoVnni: return "oneDNN without VNNI, activations split per sign up to 64 rows";
     case Int8Kernel::kWeightOnly: return "int8 weights, float32 products";
   }
   return "?";

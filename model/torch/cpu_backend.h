@@ -8,9 +8,9 @@
 //   float32 linear   oneDNN packed (brgemm)  > oneDNN sgemm   > at::linear
 //   bfloat16 linear  oneDNN packed (brgemm)                   > at::linear
 //   int8 linear      with VNNI: oneDNN int8 > LibTorch's quantized engine;
-//                    without: int8 weights widened to float32 per product
-//                    (u8 x s8 products without VNNI go through saturating
-//                    16-bit sums; the 7-bit schemes that avoid it measured
+//                    without: oneDNN int8 on activations split per sign
+//                    (no saturating 16-bit sums) up to 64 rows, else int8
+//                    weights widened to float32 (7-bit schemes measured
 //                    outside the int8 budget: docs/cpu-backend.md)
 //   attention        CpuAttention (oneDNN products, our per-head pass) where
 //                    oneDNN makes the dtype's matmul > op by op (LibTorch)
@@ -72,9 +72,9 @@ struct CpuProbe {
 const CpuProbe& ProbeCpu();
 
 enum class LinearKernel { kOnednnPacked, kOnednnSgemm, kLibTorch };
-// kOnednnNoVnni: oneDNN's int8 kernel without VNNI, on 7-bit weights and
-// activations per row (int8_no_vnni.h); kWeightOnly: int8 weights widened
-// to float32 for a float32 product (no oneDNN int8 kernel at all).
+// kOnednnNoVnni: oneDNN's int8 kernel without VNNI, on activations split
+// into positive and negative parts (int8_no_vnni.h); kWeightOnly: int8
+// weights widened to float32 for a float32 product (no oneDNN at all).
 enum class Int8Kernel { kOnednn, kLibTorch, kOnednnNoVnni, kWeightOnly };
 
 // The kernels chosen, and why.

@@ -20,7 +20,7 @@ namespace deberta::model {
 
 // Up to this many rows a call runs the split product; above, the widened
 // weights (measured on an AMD EPYC without AVX-512: bench/results/int8-avx2-split).
-inline constexpr int64_t kNoVnniSplitMaxRows = 128;
+inline constexpr int64_t kNoVnniSplitMaxRows = 64;
 
 // The packed layer; opaque outside int8_no_vnni.cc.
 struct NoVnniInt8Weights;
