@@ -142,7 +142,9 @@ std::shared_ptr<const NoVnniInt8Weights> PackNoVnniInt8(const at::Tensor& weight
 void PrepareNoVnniInt8RowGrid(const NoVnniInt8Weights& p) {
 #ifdef DEBERTA_WITH_ONEDNN
   try {
-    for (const int64_t rows : WarmedRowCounts()) dnnl::matmul(SumsDesc(rows, p.in, p.out, p.weights_desc));
+    for (const int64_t rows : WarmedRowCounts()) {
+      if (rows <= kNoVnniSplitMaxRows) dnnl::matmul(SumsDesc(rows, p.in, p.out, p.weights_desc));
+    }
   } catch (const dnnl::error& e) {
     TORCH_CHECK(false, "oneDNN int8 matmul failed: ", e.what());
   }

@@ -37,7 +37,7 @@ std::shared_ptr<const NoVnniInt8Weights> PackNoVnniInt8(const at::Tensor& weight
 at::Tensor NoVnniInt8Forward(const NoVnniInt8Weights& weights, const at::Tensor& x, at::ScalarType out_dtype);
 
 // Makes the primitive of every row count of WarmedRowCounts (row_grid.h)
-// into oneDNN's cache; computes nothing.
+// that runs the split product into oneDNN's cache; computes nothing.
 void PrepareNoVnniInt8RowGrid(const NoVnniInt8Weights& weights);
 
 }  // namespace deberta::model
