@@ -2,8 +2,10 @@
 // a shape never seen makes no oneDNN primitive (counted in oneDNN's
 // verbose output, one "create:cache_miss" line per primitive made), which
 // without it the same batch does; and the answers are the same with it
-// as without. The row grid of the linear products (row_grid.h) is checked
+// as without; and the same for the int8 product of CPUs without VNNI on
+// its own. The row grid of the linear products (row_grid.h) is checked
 // in packed_linear_test.cc.
+#include <ATen/ATen.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -15,6 +17,7 @@
 #include "model/engine_factory.h"
 #include "model/engine_options.h"
 #include "model/torch/cpu_backend.h"
+#include "model/torch/int8_no_vnni.h"
 #include "model/torch/row_grid.h"
 
 #ifdef DEBERTA_WITH_ONEDNN
@@ -108,6 +111,26 @@ bool WarmsEveryLengthHere(ComputeDType dtype) {
                                    : dtype == ComputeDType::kBFloat16 ? at::kBFloat16
                                                                       : at::kFloat;
   return products == at::kBFloat16 && kernels.FusedAttention(at::kBFloat16) && kernels.PacksLinear(at::kBFloat16);
+}
+
+// The int8 product of CPUs without VNNI (int8_no_vnni.h) on its own: after
+// its warm-up, no call of up to kNoVnniSplitMaxRows rows makes a primitive
+// (above, it runs no oneDNN product); without, a first call does. Runs on
+// every CPU (it is the product, not the backend's choice, under test).
+TEST(Int8NoVnniWarmupTest, TheRowGridsPrimitivesAreMadeBeforeTheFirstCall) {
+  const at::Tensor w = at::randn({48, 64}), b = at::randn({48});
+  // No GELU: LibTorch runs it as a oneDNN eltwise primitive of its own per new shape.
+  const auto packed = PackNoVnniInt8(w, b, /*gelu=*/false);
+  ASSERT_NE(packed, nullptr);
+  const std::vector<int64_t> rows{1, 9, 33, kNoVnniSplitMaxRows, kNoVnniSplitMaxRows + 1, 700};
+  EmptyPrimitiveCache();
+  EXPECT_GT(PrimitivesMadeDuring([&] { NoVnniInt8Forward(*packed, at::randn({33, 64}), at::kFloat); }), 0);
+  EmptyPrimitiveCache();
+  EXPECT_GT(PrimitivesMadeDuring([&] { PrepareNoVnniInt8RowGrid(*packed); }), 0);
+  for (const int64_t count : rows) {
+    EXPECT_EQ(PrimitivesMadeDuring([&] { NoVnniInt8Forward(*packed, at::randn({count, 64}), at::kFloat); }), 0)
+        << count << " rows";
+  }
 }
 
 TEST_P(KernelWarmupTest, NoPrimitiveIsMadeForANewShapeAfterTheWarmUp) {
