@@ -126,17 +126,21 @@ if [[ -x $cli ]]; then
       fi
     done
   done
-  # The comparison must be able to fail: a bfloat16 answer judged by the
-  # float32 rule is refused (else the verdicts above prove nothing).
+  # The comparison must be able to fail: a float32 answer with one logit
+  # moved by 0.01 (100x the rule's absolute bound) is refused under the
+  # float32 rule, else the verdicts above prove nothing. (Not the bfloat16
+  # answers: on a CPU without bfloat16 kernels they are float32's.)
   one=tests/golden/b_v3_base_like
-  if [[ -f $work/b_v3_base_like-bfloat16.safetensors ]] &&
-     python3 scripts/gpu_check/compare_golden.py "$one" "$work/b_v3_base_like-bfloat16.safetensors" float32 \
-       "$device" >/dev/null; then
-    note "the golden comparison accepted bfloat16 answers under the float32 rule: it cannot fail"
+  if [[ -f $work/b_v3_base_like-float32.safetensors ]] &&
+     python3 scripts/gpu_check/perturbed_copy.py "$work/b_v3_base_like-float32.safetensors" "$work/perturbed.safetensors" &&
+     python3 scripts/gpu_check/compare_golden.py "$one" "$work/b_v3_base_like-float32.safetensors" float32 \
+       "$device" >/dev/null &&
+     ! python3 scripts/gpu_check/compare_golden.py "$one" "$work/perturbed.safetensors" float32 "$device" >/dev/null; then
+    record self_check '"ok": true, "what": "a float32 answer with one logit moved by 0.01 refused under the float32 rule"'
+  else
+    note "the golden comparison accepted a float32 answer with one logit moved by 0.01: it cannot fail"
     record self_check '"ok": false'
     failed=1
-  else
-    record self_check '"ok": true, "what": "bfloat16 answers refused under the float32 rule"'
   fi
 fi
 
