@@ -21,7 +21,9 @@
 # Both build with -DDEBERTA_WERROR=ON, as CI's own build. The CPU image's
 # build stage reads the host's ccache ($CCACHE_DIR, which scripts/test.sh
 # sets; mounted read-only): the host build has just compiled the same files
-# with the same compiler and flags, so its objects can be cache hits.
+# with the same compiler and flags, so its objects can be cache hits. The
+# sources sit at this checkout's path in the build stage (SRC_DIR), as the
+# unity files name them by absolute path.
 #
 # No registry is reachable, so the Debian base image is made here with
 # `debootstrap --variant=minbase` from the mirror in this machine's apt
@@ -62,7 +64,8 @@ image_settings() {
     debian_base_image bookworm "$BASE_IMAGE"
     BUILD_FLAGS=(-f docker/Dockerfile --build-arg CMAKE_ARGS=-DDEBERTA_WERROR=ON)
     if [[ -n ${CCACHE_DIR:-} && -d $CCACHE_DIR ]]; then
-      BUILD_FLAGS+=(-v "$CCACHE_DIR:/host-ccache:ro" --build-arg HOST_CCACHE=/host-ccache)
+      BUILD_FLAGS+=(-v "$CCACHE_DIR:/host-ccache:ro" --build-arg HOST_CCACHE=/host-ccache
+                    --build-arg SRC_DIR="$PWD")
     fi
   else
     BASE_IMAGE=localhost/debian:trixie-minbase

@@ -14,16 +14,23 @@
 # gRPC itself stays uninstrumented: its lock-free internals are invisible,
 # so reports whose every frame is inside gRPC are suppressed
 # (scripts/tsan.supp); any report that touches our code fails the run.
+#
+#   scripts/tsan.sh               build and run
+#   scripts/tsan.sh --build-only  only build (CI compiles while the image
+#                                 package stages finish in the background)
+#   scripts/tsan.sh --run-only    only run what --build-only built
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD_DIR=${TSAN_BUILD_DIR:-build-tsan}
+STEP=${1:-all}
+case $STEP in all|--build-only|--run-only) ;; *) echo "usage: $0 [--build-only|--run-only]" >&2; exit 2 ;; esac
 source_version=$(dpkg-query -W -f='${source:Version}' libabsl-dev)   # e.g. 20220623.1-1+deb12u2
 abseil=$PWD/$BUILD_DIR/abseil
 mkdir -p "$abseil"
 
 source scripts/debian_mirror.sh
 
-if [[ ! -f $abseil/lib/.built-$source_version ]]; then
+if [[ $STEP != --run-only && ! -f $abseil/lib/.built-$source_version ]]; then
   echo "tsan: abseil $source_version from Debian's source package, built with -fsanitize=thread"
   rm -rf "$abseil/src" "$abseil/build" "$abseil/lib"
   debian_source abseil "$source_version" "$abseil/src"
@@ -41,9 +48,14 @@ if [[ ! -f $abseil/lib/.built-$source_version ]]; then
 fi
 
 flags="-fsanitize=thread -fno-omit-frame-pointer"
-cmake -S . -B "$BUILD_DIR/project" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DDEBERTA_BUILD_BENCH=OFF \
-  -DCMAKE_CXX_FLAGS="$flags" -DCMAKE_EXE_LINKER_FLAGS=-fsanitize=thread >/dev/null
-cmake --build "$BUILD_DIR/project" -j "$(nproc)" --target service_tests
+# -O1 -g1 (line tables for the reports' stacks), as scripts/sanitize.sh.
+if [[ $STEP != --run-only ]]; then
+  cmake -S . -B "$BUILD_DIR/project" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1 -DNDEBUG" -DDEBERTA_BUILD_BENCH=OFF \
+    -DCMAKE_CXX_FLAGS="$flags" -DCMAKE_EXE_LINKER_FLAGS=-fsanitize=thread >/dev/null
+  cmake --build "$BUILD_DIR/project" -j "$(nproc)" --target service_tests
+fi
+if [[ $STEP == --build-only ]]; then exit 0; fi
 export LD_LIBRARY_PATH=$abseil/lib
 export TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 suppressions=$PWD/scripts/tsan.supp"
 # The instrumented abseil must be the one loaded, or the run proves nothing.
