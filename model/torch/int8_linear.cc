@@ -242,16 +242,17 @@ Int8Linear Int8Linear::Pack(const at::Tensor& weight, const at::Tensor& bias, bo
   packed->in = w.size(1);
   Int8Linear linear;
   const Int8Kernel kernel = CpuKernels().int8_linear;
-  if (kernel == Int8Kernel::kOnednnNoVnni) {
-    packed->no_vnni = PackNoVnniInt8(w, bias, gelu);
-    if (packed->no_vnni) {
-      packed->gelu = gelu;
-      linear.packed_ = std::move(packed);
-      return linear;
-    }
-  }
   if (kernel == Int8Kernel::kWeightOnly || kernel == Int8Kernel::kOnednnNoVnni) {
-    packed->int8_weights = QuantizeWeights(w, scales);
+    const at::Tensor quantized = QuantizeWeights(w, scales);
+    if (kernel == Int8Kernel::kOnednnNoVnni) {
+      packed->no_vnni = PackNoVnniInt8(quantized, scales, bias, gelu);
+      if (packed->no_vnni) {
+        packed->gelu = gelu;
+        linear.packed_ = std::move(packed);
+        return linear;
+      }
+    }
+    packed->int8_weights = quantized;
     packed->weight_scales = scales.unsqueeze(1).clone();
     // A copy: the caller may empty its own (DenseImpl::Release changes it in place).
     if (bias.defined()) packed->float_bias = bias.to(at::kFloat).contiguous().clone();

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "model/torch/cpu_backend.h"
+#include "model/torch/layers.h"
 #include "model/torch/row_grid.h"
 
 #ifdef DEBERTA_WITH_ONEDNN
@@ -108,33 +109,35 @@ bool IsReference(const dnnl::matmul::primitive_desc& pd) {
 
 }  // namespace
 
-std::shared_ptr<const NoVnniInt8Weights> PackNoVnniInt8(const at::Tensor& weight, const at::Tensor& bias,
-                                                        bool gelu) {
+std::shared_ptr<const NoVnniInt8Weights> PackNoVnniInt8(const at::Tensor& quantized, const at::Tensor& scales,
+                                                        const at::Tensor& bias, bool gelu) {
 #ifdef DEBERTA_WITH_ONEDNN
-  const at::Tensor w = weight.to(at::kFloat).contiguous();
+  TORCH_CHECK(quantized.dim() == 2 && quantized.scalar_type() == at::kChar && scales.numel() == quantized.size(0),
+              "PackNoVnniInt8: weights ", quantized.sizes(), " ", c10::toString(quantized.scalar_type()),
+              ", scales ", scales.sizes());
   auto packed = std::make_shared<NoVnniInt8Weights>();
-  packed->out = w.size(0);
-  packed->in = w.size(1);
+  packed->out = quantized.size(0);
+  packed->in = quantized.size(1);
   packed->gelu = gelu;
   if (packed->in == 0 || packed->out == 0) return nullptr;
-  // Symmetric per output channel; a channel of zeros keeps a tiny scale.
-  packed->scales = std::get<0>(w.abs().max(/*dim=*/1)).div(127.0).clamp_min(1e-12).contiguous();
-  const at::Tensor quantized =
-      at::round(w / packed->scales.unsqueeze(1)).clamp(-127, 127).to(at::kChar).contiguous();
+  packed->scales = scales.to(at::kFloat).contiguous().clone();
   packed->bias = bias.defined() ? bias.to(at::kFloat).contiguous().clone() : at::zeros({packed->out}, at::kFloat);
-  const memory::desc any({packed->in, packed->out}, memory::data_type::s8, memory::format_tag::any);
+  // The plain [in, out] layout, always: above kNoVnniSplitMaxRows the
+  // forward reads the weights as that matrix to widen them.
+  packed->weights_desc = memory::desc({packed->in, packed->out}, memory::data_type::s8, memory::format_tag::ab);
   try {
-    const auto probe = SumsDesc(128, packed->in, packed->out, any);
-    if (IsReference(probe)) return nullptr;  // oneDNN's reference loops: slower than float32's products.
-    packed->weights_desc = probe.weights_desc();
-    if (IsReference(SumsDesc(1, packed->in, packed->out, packed->weights_desc))) return nullptr;
-    packed->weights = ReorderWeights(quantized, memory::data_type::s8, packed->weights_desc);
+    // oneDNN's reference loops are slower than float32's products.
+    if (IsReference(SumsDesc(128, packed->in, packed->out, packed->weights_desc)) ||
+        IsReference(SumsDesc(1, packed->in, packed->out, packed->weights_desc))) {
+      return nullptr;
+    }
+    packed->weights = ReorderWeights(quantized.contiguous(), memory::data_type::s8, packed->weights_desc);
   } catch (const dnnl::error&) {
     return nullptr;
   }
   return packed;
 #else
-  (void)weight, (void)bias, (void)gelu;
+  (void)quantized, (void)scales, (void)bias, (void)gelu;
   return nullptr;
 #endif
 }
@@ -162,18 +165,20 @@ at::Tensor NoVnniInt8Forward(const NoVnniInt8Weights& p, const at::Tensor& x, at
   if (rows == 0) return out.to(out_dtype);
 #ifdef DEBERTA_WITH_ONEDNN
   if (rows > kNoVnniSplitMaxRows) {
-    // Many rows: the weights widened to float32 once for all of them (their
-    // layout is plain [in, out]) cost less than a second product.
-    const at::Tensor w = p.weights.view(at::kChar).view({p.in, p.out}).to(at::kFloat).mul_(p.scales);
-    at::Tensor live = at::addmm(p.bias, x, w);
+    // Many rows: the weights widened to float32 once for all of them cost
+    // less than a second product. Read in place as [out, in] (the
+    // transpose of their plain [in, out]), by float32's linear kernel.
+    const at::Tensor widened = p.weights.view(at::kChar).view({p.in, p.out}).to(at::kFloat).mul_(p.scales);
+    at::Tensor live = LinearInDType(x, widened.t(), p.bias);
     if (p.gelu) at::gelu_(live);
     return out_dtype == at::kFloat ? live : live.to(out_dtype);
   }
   // Each row's scale, then its two parts (padded rows zero): [positive
   // parts of every padded row; negative parts of every padded row].
-  const at::Tensor largest = std::get<0>(x.abs().max(/*dim=*/1));
+  const at::Tensor largest = std::get<0>(x.abs().max(/*dim=*/1)).contiguous();
+  const float* const largest_of_row = largest.data_ptr<float>();
   std::vector<float> row_scales(rows);
-  for (int64_t r = 0; r < rows; ++r) row_scales[r] = RowScale(largest.data_ptr<float>()[r]);
+  for (int64_t r = 0; r < rows; ++r) row_scales[r] = RowScale(largest_of_row[r]);
   at::Tensor parts = at::empty({2 * padded, p.in}, x.options().dtype(at::kByte));
   if (padded > rows) {
     parts.narrow(0, rows, padded - rows).zero_();

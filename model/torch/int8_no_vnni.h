@@ -25,12 +25,14 @@ inline constexpr int64_t kNoVnniSplitMaxRows = 64;
 // The packed layer; opaque outside int8_no_vnni.cc.
 struct NoVnniInt8Weights;
 
-// Packs float32 `weight` [out, in] and `bias` [out] (may be undefined);
-// with `gelu`, forward applies GELU (erf form) after the bias. nullptr
-// where oneDNN makes no int8 matmul for them (or in a build without
-// oneDNN): the caller falls back to another kernel.
-std::shared_ptr<const NoVnniInt8Weights> PackNoVnniInt8(const at::Tensor& weight, const at::Tensor& bias,
-                                                        bool gelu);
+// Packs int8 `quantized` [out, in] (each channel's weights rounded on its
+// float32 scale in `scales` [out], at most 127 in magnitude: Int8Linear's
+// quantization) and `bias` [out] (may be undefined); with `gelu`, forward
+// applies GELU (erf form) after the bias. nullptr where oneDNN makes no
+// int8 matmul for them on weights in the plain [in, out] layout (or in a
+// build without oneDNN): the caller falls back to another kernel.
+std::shared_ptr<const NoVnniInt8Weights> PackNoVnniInt8(const at::Tensor& quantized, const at::Tensor& scales,
+                                                        const at::Tensor& bias, bool gelu);
 
 // x (float32, contiguous [rows, in]) -> [rows, out] in `out_dtype`
 // (float32 or bfloat16).

@@ -9,6 +9,8 @@
 #include <ATen/ATen.h>
 #include <gtest/gtest.h>
 
+#include <memory>
+
 namespace deberta::model {
 namespace {
 
@@ -18,6 +20,14 @@ at::Tensor FakeQuantizedRows(const at::Tensor& t) {
   at::Tensor scale = std::get<0>(t.abs().max(/*dim=*/1, /*keepdim=*/true)).div(127.0);
   scale = at::where(scale > 0, scale, at::ones_like(scale));
   return at::round(t / scale).clamp(-127, 127).mul(scale);
+}
+
+// The layer packed from float32 w [out, in] as Int8Linear::Pack does it:
+// each output channel's weights rounded on max |w| / 127.
+std::shared_ptr<const NoVnniInt8Weights> PackAsInt8LinearDoes(const at::Tensor& w, const at::Tensor& b, bool gelu) {
+  const at::Tensor scales = std::get<0>(w.abs().max(/*dim=*/1)).div(127.0).clamp_min(1e-12);
+  const at::Tensor quantized = at::round(w / scales.unsqueeze(1)).clamp(-127, 127).to(at::kChar);
+  return PackNoVnniInt8(quantized, scales, b, gelu);
 }
 
 // What the layer must compute for x [rows, in]: the int8 weights (scales
@@ -44,7 +54,7 @@ TEST(Int8NoVnniTest, MatchesTheExactProductOfItsQuantizedOperands) {
                                           << (gelu ? " gelu" : ""));
         const at::Tensor w = at::randn({s.out, s.in}), x = at::randn({s.rows, s.in}) * 3;
         const at::Tensor b = with_bias ? at::randn({s.out}) : at::Tensor();
-        const auto packed = PackNoVnniInt8(w, b, gelu);
+        const auto packed = PackAsInt8LinearDoes(w, b, gelu);
         ASSERT_NE(packed, nullptr);
         const at::Tensor got = NoVnniInt8Forward(*packed, x, at::kFloat);
         const at::Tensor want = Expected(x, w, b, gelu, /*quantized_activations=*/s.rows <= kNoVnniSplitMaxRows);
@@ -72,7 +82,7 @@ TEST(Int8NoVnniTest, NoSumSaturatesAtTheExtremes) {
   for (const double sign : {1.0, -1.0}) {
     // Rows of +-5 agreeing with channel 0's signs (and -w's), and a row of one sign.
     const at::Tensor x = at::cat({w.narrow(0, 0, 1) * 5 * sign, at::full({1, in}, 5 * sign)});
-    const auto packed = PackNoVnniInt8(w, at::Tensor(), false);
+    const auto packed = PackAsInt8LinearDoes(w, at::Tensor(), false);
     ASSERT_NE(packed, nullptr);
     const at::Tensor got = NoVnniInt8Forward(*packed, x, at::kFloat);
     const at::Tensor want = at::linear(x, w);
@@ -83,7 +93,7 @@ TEST(Int8NoVnniTest, NoSumSaturatesAtTheExtremes) {
 
 TEST(Int8NoVnniTest, AnswersZeroRowsAndRowsOfZeros) {
   const at::Tensor w = at::randn({32, 64}), b = at::randn({32});
-  const auto packed = PackNoVnniInt8(w, b, false);
+  const auto packed = PackAsInt8LinearDoes(w, b, false);
   ASSERT_NE(packed, nullptr);
   EXPECT_EQ(NoVnniInt8Forward(*packed, at::zeros({0, 64}), at::kFloat).size(0), 0);
   const at::Tensor got = NoVnniInt8Forward(*packed, at::zeros({3, 64}), at::kFloat);

@@ -118,9 +118,9 @@ bool WarmsEveryLengthHere(ComputeDType dtype) {
 // (above, it runs no oneDNN product); without, a first call does. Runs on
 // every CPU (it is the product, not the backend's choice, under test).
 TEST(Int8NoVnniWarmupTest, TheRowGridsPrimitivesAreMadeBeforeTheFirstCall) {
-  const at::Tensor w = at::randn({48, 64}), b = at::randn({48});
+  const at::Tensor quantized = at::randint(-127, 128, {48, 64}, at::kChar), scales = at::rand({48}) + 0.01;
   // No GELU: LibTorch runs it as a oneDNN eltwise primitive of its own per new shape.
-  const auto packed = PackNoVnniInt8(w, b, /*gelu=*/false);
+  const auto packed = PackNoVnniInt8(quantized, scales, at::randn({48}), /*gelu=*/false);
   ASSERT_NE(packed, nullptr);
   const std::vector<int64_t> rows{1, 9, 33, kNoVnniSplitMaxRows, kNoVnniSplitMaxRows + 1, 700};
   EmptyPrimitiveCache();
