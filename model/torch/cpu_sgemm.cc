@@ -17,23 +17,11 @@
 
 namespace deberta::model {
 
-namespace {
-
-// Whether `weight` [N, K] is read as the transpose of a row-major [K, N]
-// (unit stride along N) rather than as a row-major [N, K] itself.
-bool StoredTransposed(const at::Tensor& weight) { return weight.stride(1) != 1; }
-
-}  // namespace
-
 bool CpuSgemmApplies(const at::Tensor& x, const at::Tensor& weight) {
-  if (CpuKernels().float32_linear == LinearKernel::kLibTorch || !x.device().is_cpu() || !weight.device().is_cpu() ||
-      x.scalar_type() != at::kFloat || weight.scalar_type() != at::kFloat || weight.dim() != 2 || x.dim() < 1 ||
-      x.size(-1) != weight.size(1)) {
-    return false;
-  }
-  const bool row_major = weight.stride(1) == 1 && weight.stride(0) >= weight.size(1);
-  const bool transposed_row_major = weight.stride(0) == 1 && weight.stride(1) >= weight.size(0);
-  return row_major || transposed_row_major;
+  return CpuKernels().float32_linear != LinearKernel::kLibTorch && x.device().is_cpu() && weight.device().is_cpu() &&
+         x.scalar_type() == at::kFloat && weight.scalar_type() == at::kFloat && weight.dim() == 2 &&
+         weight.stride(1) == 1 && weight.stride(0) >= weight.size(1) && x.dim() >= 1 &&
+         x.size(-1) == weight.size(1);
 }
 
 at::Tensor CpuSgemmLinear(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias) {
@@ -51,11 +39,9 @@ at::Tensor CpuSgemmLinear(const at::Tensor& x, const at::Tensor& weight, const a
   if (bias.defined()) out.copy_(bias.expand({m, n}));
   if (m == 0 || n == 0) return out.view(out_sizes);
 #ifdef DEBERTA_WITH_ONEDNN
-  const bool transposed = StoredTransposed(weight);
   const dnnl_status_t status =
-      dnnl_sgemm('N', transposed ? 'N' : 'T', m, n, k, 1.0f, a.data_ptr<float>(), k, weight.data_ptr<float>(),
-                 transposed ? weight.stride(1) : weight.stride(0), bias.defined() ? 1.0f : 0.0f,
-                 out.data_ptr<float>(), n);
+      dnnl_sgemm('N', 'T', m, n, k, 1.0f, a.data_ptr<float>(), k, weight.data_ptr<float>(), weight.stride(0),
+                 bias.defined() ? 1.0f : 0.0f, out.data_ptr<float>(), n);
   TORCH_CHECK(status == dnnl_success, "oneDNN sgemm failed (status ", static_cast<int>(status), ")");
 #else
   TORCH_CHECK(false, "this build has no oneDNN sgemm");

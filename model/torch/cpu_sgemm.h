@@ -15,8 +15,7 @@ namespace deberta::model {
 
 // Whether CpuSgemmLinear takes these operands: the CPU backend's float32
 // linear layers on oneDNN (cpu_backend.h), float32 CPU
-// tensors, a 2-D weight [N, K] that is row-major or the transpose of a
-// row-major [K, N] (as int8 weights packed [in, out] widen), x [..., K].
+// tensors, a 2-D weight [N, K] with unit column stride, x [..., K].
 bool CpuSgemmApplies(const at::Tensor& x, const at::Tensor& weight);
 
 // x W^T + b, as at::linear; bias may be undefined. REQUIRES:

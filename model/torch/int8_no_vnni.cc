@@ -14,7 +14,6 @@
 #include <vector>
 
 #include "model/torch/cpu_backend.h"
-#include "model/torch/layers.h"
 #include "model/torch/row_grid.h"
 
 #ifdef DEBERTA_WITH_ONEDNN
@@ -166,10 +165,11 @@ at::Tensor NoVnniInt8Forward(const NoVnniInt8Weights& p, const at::Tensor& x, at
 #ifdef DEBERTA_WITH_ONEDNN
   if (rows > kNoVnniSplitMaxRows) {
     // Many rows: the weights widened to float32 once for all of them cost
-    // less than a second product. Read in place as [out, in] (the
-    // transpose of their plain [in, out]), by float32's linear kernel.
+    // less than a second product. As their plain [in, out], into LibTorch's
+    // BLAS: oneDNN's sgemm (float32's linear kernel) ran this product
+    // slower, 0.70-1.04 of it (bench/results/int8-avx2-widened-sgemm).
     const at::Tensor widened = p.weights.view(at::kChar).view({p.in, p.out}).to(at::kFloat).mul_(p.scales);
-    at::Tensor live = LinearInDType(x, widened.t(), p.bias);
+    at::Tensor live = at::addmm(p.bias, x, widened);
     if (p.gelu) at::gelu_(live);
     return out_dtype == at::kFloat ? live : live.to(out_dtype);
   }
