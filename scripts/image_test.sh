@@ -78,8 +78,8 @@ image_settings() {
 
 if [[ $MODE == prepare ]]; then
   # Only the package stages of both images: the debootstraps and apt's
-  # downloads and unpacking, which wait on the network and the disk more
-  # than on the CPU. CI runs this in the background while it compiles.
+  # downloads and unpacking (network, disk, and unpacking's CPU). CI runs
+  # this in the background, niced, while it compiles.
   for image in cpu cuda; do
     image_settings "$image"
     for target in build-packages runtime-packages; do

@@ -53,9 +53,11 @@ prepared() {
 stage configure cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release -DDEBERTA_WERROR=ON
 stage build cmake --build "$BUILD_DIR" -j "$(nproc)"
 # The ASan, TSan and fuzzer builds compile while the package stages finish
-# (their rest is mostly the disk and the network); their runs come below. On
-# a cold 2-core machine the package stages had needed 649 s more than the
-# host and ASan builds together (an AVX2 EPYC, 2026-12-07).
+# (niced, they get little CPU beside two compile jobs: on a cold 2-core AVX2
+# EPYC the CUDA build packages took 1231 s there, 242-332 s alone); their
+# runs come below. With only the host and ASan builds before the wait, the
+# package stages had needed 649 s more (bench/results/ci-cold-run-epyc has
+# the run with all four: 305 s).
 stage sanitize_build env SANITIZE_BUILD_DIR="$BUILD_DIR-asan" bash scripts/sanitize.sh --build-only
 stage tsan_build env TSAN_BUILD_DIR="$BUILD_DIR-tsan" bash scripts/tsan.sh --build-only
 stage fuzz_build env FUZZ_BUILD_DIR="$BUILD_DIR-fuzz" bash scripts/fuzz.sh --build-only
