@@ -4,8 +4,8 @@
 #   * the PrometheusRule in the base is in sync with deploy/prometheus/rules.yaml;
 #   * kustomize: the overlays build, and every object passes its Kubernetes
 #     (or Prometheus-operator) schema;
-#   * the KServe manifests pass KServe's schemas (as written in
-#     deploy/tools/kserve_schemas.mjs) and their containers Kubernetes';
+#   * the KServe manifests pass KServe's own CRDs (vendored in
+#     deploy/tools/kserve-crds/) and each InferenceService finds its runtime;
 #   * the Dockerfiles lint clean.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -54,10 +54,12 @@ expect multi-model "initContainers:" yes
 expect multi-model "image: registry.example.com/deberta-models:" yes
 expect cpu "initContainers:" no
 
-echo "== KServe (deploy/kserve)"
-for manifest in deploy/kserve/*.yaml; do
-  node deploy/tools/validate_manifests.mjs <"$manifest"
-done
+echo "== KServe (deploy/kserve, against KServe's CRDs)"
+# All files in one stream: an InferenceService's runtime is in another file.
+kserve_documents() {  # kserve_documents FILE...
+  for file in "$@"; do echo "---"; cat "$file"; done
+}
+kserve_documents deploy/kserve/*.yaml | node deploy/tools/validate_manifests.mjs
 # The runtime names each model after its InferenceService and serves the
 # Open Inference Protocol on the ports the InferenceServices route to.
 kserve_expect() {  # kserve_expect FILE PATTERN
@@ -69,13 +71,19 @@ kserve_expect serving-runtime.yaml "--http_port=8080"
 kserve_expect serving-runtime.yaml "--port=8081"
 kserve_expect inference-service-grpc.yaml "containerPort: 8081"
 kserve_expect inference-service-grpc.yaml "protocolVersion: grpc-v2"
-# The KServe check can fail: a misspelt field, a wrong enum value and a bad
-# container field must each be named.
-bad=$(printf '%s\n' 'apiVersion: serving.kserve.io/v1beta1' 'kind: InferenceService' 'metadata: {name: bad}' \
+# The KServe check can fail: a misspelt field, a bad container field, a
+# wrong type, a repeated port and a protocol no runtime serves must each be
+# named.
+printf '%s\n' 'apiVersion: serving.kserve.io/v1beta1' 'kind: InferenceService' 'metadata: {name: bad}' \
   'spec:' '  predictor:' '    minReplica: 1' '    model:' '      modelFormat: {name: deberta}' \
-  '      protocolVersion: v3' '      resourcez: {}' | node deploy/tools/validate_manifests.mjs 2>&1) &&
+  '      runtime: deberta-serve' '      protocolVersion: v3' '      resourcez: {}' '      args: [1]' \
+  '      ports: [{containerPort: 8080}, {containerPort: 8080, protocol: TCP}]' >"$out/bad-isvc.yaml"
+bad=$(kserve_documents "$out/bad-isvc.yaml" deploy/kserve/serving-runtime.yaml |
+  node deploy/tools/validate_manifests.mjs 2>&1) &&
   { echo "FAIL the KServe check passed a bad InferenceService" >&2; exit 1; }
-for problem in "minReplica: unknown field" "v3 is not one of" "resourcez (not in V1Container)"; do
+for problem in "spec.predictor.minReplica: unknown field" "spec.predictor.model.resourcez: unknown field" \
+    "spec.predictor.model.args[0]: must be string" "ports: duplicate containerPort/protocol" \
+    "serves model format deberta over protocolVersion v3"; do
   grep -qF "$problem" <<<"$bad" || { echo "FAIL the KServe check did not name '$problem': $bad" >&2; exit 1; }
 done
 

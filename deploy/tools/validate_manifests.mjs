@@ -8,14 +8,15 @@
 //
 // Every document must be of a known kind, pass its schema (types, enums,
 // formats, required fields) and, for built-in kinds, use only field names
-// the API defines. KServe's kinds (deploy/kserve/) are checked against the
-// schemas of kserve_schemas.mjs, and the containers inside them against
-// Kubernetes' Container schema and field names. Exits 1 if any document fails.
+// the API defines. KServe's kinds (deploy/kserve/) are checked against
+// KServe's own CRDs (kserve_crds.mjs), and each InferenceService must find
+// its runtime among the ServingRuntimes given with it (kserve_runtimes.mjs).
+// Exits 1 if any document fails.
 import { readFileSync } from "node:fs";
 import yaml from "js-yaml";
 import * as k8s from "@kubernetes/client-node";
-import { Container } from "kubernetes-models/v1/Container";
-import { check as checkKserve, schemas as kserveSchemas } from "./kserve_schemas.mjs";
+import { crdProblems } from "./kserve_crds.mjs";
+import { runtimeProblems } from "./kserve_runtimes.mjs";
 
 // Field names in `value` that its API type `type` does not define.
 function unknownFields(value, type, path) {
@@ -59,35 +60,16 @@ if (documents.length === 0) {
   console.error("validate_manifests: no documents on stdin");
   process.exit(1);
 }
-// A KServe document's problems: its spec against its schema, each container
-// inside against Kubernetes' Container.
-function kserveProblems(doc) {
-  const schema = kserveSchemas[`${doc.apiVersion} ${doc.kind}`];
-  if (!schema) return [`unknown apiVersion/kind ${doc.apiVersion} ${doc.kind}`];
-  const containers = [];
-  const problems = typeof doc.metadata?.name === "string" ? [] : ["metadata.name: required"];
-  problems.push(...checkKserve(doc.spec, schema, "spec", containers));
-  for (const [path, container] of containers) {
-    try {
-      new Container(container).validate();
-    } catch (error) {
-      problems.push(`${path}: ${error.message}`);
-    }
-    problems.push(...unknownFields(container, "V1Container", path));
-  }
-  return problems;
-}
-
 let failed = false;
 for (const doc of documents) {
   const name = `${doc.kind}/${doc.metadata?.name}`;
   if (doc.apiVersion?.startsWith("serving.kserve.io/")) {
-    const problems = kserveProblems(doc);
+    const problems = crdProblems(doc);
     if (problems.length > 0) {
       console.error(`FAIL ${doc.apiVersion} ${name}: ${problems.join("; ")}`);
       failed = true;
     } else {
-      console.log(`ok   ${doc.apiVersion} ${name} (KServe schema of kserve_schemas.mjs; containers: Kubernetes')`);
+      console.log(`ok   ${doc.apiVersion} ${name} (KServe's CRD)`);
     }
     continue;
   }
@@ -110,5 +92,9 @@ for (const doc of documents) {
     console.error(`FAIL ${doc.apiVersion} ${name}: ${error.message}`);
     failed = true;
   }
+}
+for (const problem of runtimeProblems(documents)) {
+  console.error(`FAIL ${problem}`);
+  failed = true;
 }
 process.exit(failed ? 1 : 0);

@@ -1,7 +1,7 @@
 """TEI's gRPC API (tei.v1) and KServe's Open Inference Protocol over gRPC,
-called with clients generated from their protos (proto/tei/v1/tei.proto,
-proto/kserve/grpc_predict_v2.proto; Debian's python3-grpcio and protoc's
-Python plugin) against the real deberta-server: every answer must equal
+called with clients generated from their own protos (vendored unchanged:
+proto/tei/v1/tei.proto, proto/kserve/grpc_predict_v2.proto; Debian's
+python3-grpcio and protoc's Python plugin) against the real deberta-server: every answer must equal
 our own gRPC API's answer for the same input (through each API's rules),
 a call without the API key is refused, a bad input is named with
 INVALID_ARGUMENT, and the calls are counted under their protocol's label.
@@ -193,10 +193,10 @@ class DemoModelTest(unittest.TestCase):
                                                       tei_pb2.PredictPairRequest(inputs=[TEXT])]),
                                                 metadata=self.auth))
         self.assertEqual(stream.exception.code(), grpc.StatusCode.INVALID_ARGUMENT)
-        # TEI's embedding service is not served.
-        embed = self.server.channel.unary_unary("/tei.v1.Embed/Embed")
+        # TEI's embedding service, in TEI's proto, is not served.
+        embed = tei_pb2_grpc.EmbedStub(self.server.channel)
         with self.assertRaises(grpc.RpcError) as unimplemented:
-            embed(b"", metadata=self.auth)
+            embed.Embed(tei_pb2.EmbedRequest(inputs=TEXT), metadata=self.auth)
         self.assertEqual(unimplemented.exception.code(), grpc.StatusCode.UNIMPLEMENTED)
 
     def test_kserve_health_and_metadata(self):
