@@ -71,10 +71,10 @@ kserve_expect serving-runtime.yaml "--http_port=8080"
 kserve_expect serving-runtime.yaml "--port=8081"
 kserve_expect inference-service-grpc.yaml "containerPort: 8081"
 kserve_expect inference-service-grpc.yaml "protocolVersion: grpc-v2"
-# The KServe check can fail: a misspelt field, a bad container field, a
-# wrong type, a repeated port and a protocol no runtime serves must each be
-# named.
-printf '%s\n' 'apiVersion: serving.kserve.io/v1beta1' 'kind: InferenceService' 'metadata: {name: bad}' \
+# The KServe check can fail: a misspelt field (in the spec, in a container,
+# in the metadata), a wrong type, a repeated port and a protocol no runtime
+# serves must each be named.
+printf '%s\n' 'apiVersion: serving.kserve.io/v1beta1' 'kind: InferenceService' 'metadata: {name: bad, lables: {}}' \
   'spec:' '  predictor:' '    minReplica: 1' '    model:' '      modelFormat: {name: deberta}' \
   '      runtime: deberta-serve' '      protocolVersion: v3' '      resourcez: {}' '      args: [1]' \
   '      ports: [{containerPort: 8080}, {containerPort: 8080, protocol: TCP}]' >"$out/bad-isvc.yaml"
@@ -83,6 +83,7 @@ bad=$(kserve_documents "$out/bad-isvc.yaml" deploy/kserve/serving-runtime.yaml |
   { echo "FAIL the KServe check passed a bad InferenceService" >&2; exit 1; }
 for problem in "spec.predictor.minReplica: unknown field" "spec.predictor.model.resourcez: unknown field" \
     "spec.predictor.model.args[0]: must be string" "ports: duplicate containerPort/protocol" \
+    "metadata.lables (not in V1ObjectMeta)" \
     "serves model format deberta over protocolVersion v3"; do
   grep -qF "$problem" <<<"$bad" || { echo "FAIL the KServe check did not name '$problem': $bad" >&2; exit 1; }
 done

@@ -64,7 +64,8 @@ let failed = false;
 for (const doc of documents) {
   const name = `${doc.kind}/${doc.metadata?.name}`;
   if (doc.apiVersion?.startsWith("serving.kserve.io/")) {
-    const problems = crdProblems(doc);
+    // The CRD leaves metadata to the API server, which reads it as ObjectMeta.
+    const problems = [...crdProblems(doc), ...unknownFields(doc.metadata, "V1ObjectMeta", "metadata")];
     if (problems.length > 0) {
       console.error(`FAIL ${doc.apiVersion} ${name}: ${problems.join("; ")}`);
       failed = true;
