@@ -17,8 +17,8 @@ while IFS='|' read -r _ here _ _ _ blob _; do
   if [ ! -f "$here" ]; then
     echo "FAIL $here: missing" >&2
     failed=1
-  elif [ "$(git hash-object "$here")" != "$blob" ]; then
-    echo "FAIL $here: blob $(git hash-object "$here"), upstream's is $blob: edited since it was vendored" >&2
+  elif actual=$(git hash-object "$here") && [ "$actual" != "$blob" ]; then
+    echo "FAIL $here: blob $actual, upstream's is $blob: edited since it was vendored" >&2
     failed=1
   else
     echo "ok   $here"

@@ -9,17 +9,21 @@
 // explicit runtime, only formats with autoSelect), and lists the model's
 // protocolVersion (v1 when the model names none) or lists none.
 
+// A model format's label as KServe matches it: "name" or "name:version".
+function formatLabel(format) {
+  return format?.version !== undefined ? `${format.name}:${format.version}` : format?.name;
+}
+
 function supportsFormat(runtime, model) {
   const explicit = typeof model.runtime === "string";
   const labels = new Set();
   for (const format of runtime.spec.supportedModelFormats ?? []) {
     if (explicit || format.autoSelect === true) {
       labels.add(format.name);
-      if (format.version !== undefined) labels.add(`${format.name}:${format.version}`);
+      labels.add(formatLabel(format));
     }
   }
-  const format = model.modelFormat ?? {};
-  return labels.has(format.version !== undefined ? `${format.name}:${format.version}` : format.name);
+  return labels.has(formatLabel(model.modelFormat));
 }
 
 function supportsProtocol(runtime, protocol) {
@@ -47,10 +51,8 @@ export function runtimeProblems(documents) {
       r.spec.disabled !== true && r.spec.multiModel !== true && (r.spec.workerSpec !== undefined) === multiNode &&
       supportsFormat(r, model) && supportsProtocol(r, protocol));
     if (supporting.length === 0) {
-      const format = model.modelFormat?.version !== undefined
-        ? `${model.modelFormat.name}:${model.modelFormat.version}` : model.modelFormat?.name;
       problems.push(`${name}: no ServingRuntime here (${candidates.map((r) => r.metadata?.name).join(", ") || "none"}) ` +
-                    `serves model format ${format} over protocolVersion ${protocol}`);
+                    `serves model format ${formatLabel(model.modelFormat)} over protocolVersion ${protocol}`);
     }
   }
   return problems;
